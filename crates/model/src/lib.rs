@@ -1,0 +1,32 @@
+//! The flopscope output model: one [`Report`] shape for every engine and importer.
+//!
+//! Engines that instrument (emulate, native) accumulate exact [`Counts`] and
+//! turn them into a [`Summary`]; engines that read hardware counters fill a
+//! [`Summary`] directly and leave out what their events cannot tell.
+//!
+//! ```
+//! use flopscope_model::{Counts, FlopOp, FpKey, OpClass, Precision, Report, Summary};
+//! let mut c = Counts::default();
+//! // 1000 executions of vfmadd231pd ymm: 4 lanes x 2 FLOP each.
+//! c.fp_instructions.insert(FpKey { precision: Precision::Fp64, width_bits: 256, lanes: 4, op: OpClass::Fma, masked: false }, 1000);
+//! c.flop.insert((Precision::Fp64, FlopOp::Fma), 8000);
+//! let mut r = Report::new("emulate", vec!["./app".into()]);
+//! r.summary = Summary::from_counts(&c);
+//! assert_eq!(r.summary.flop.total, 8000);
+//! assert_eq!(r.summary.fp_elements["elements_fp_double_4"], 1000);
+//! ```
+
+pub mod counts;
+pub mod io;
+pub mod report;
+pub mod units;
+pub mod vocab;
+
+pub use counts::{Counts, FpKey};
+pub use io::{write_atomic, IoError};
+pub use report::{
+    ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses, PeakRef, Region, Report, Summary,
+    ThreadRow, SCHEMA,
+};
+pub use units::{gflops, intensity, Bytes, Flop, Seconds};
+pub use vocab::{FlopOp, OpClass, Precision};
