@@ -1,1 +1,44 @@
-fn main() {}
+//! `flopscope`: the command line. Glue only: clap options become plain option
+//! structs and calls into the engine, model and machine crates.
+//!
+//! Exit codes: 0 when the program (or flopscope's own command) succeeded; the
+//! measured program's own exit code when it failed (128 + N when it died of
+//! signal N); 2 for a flopscope error (bad input, missing QEMU, ...).
+
+mod cmd;
+mod plugin;
+mod progress;
+
+use clap::{Parser, Subcommand};
+
+/// Count a program's floating-point operations and bytes exactly, and compare
+/// them with the machine.
+#[derive(Parser)]
+#[command(name = "flopscope", version, about, long_about = None)]
+#[command(after_help = "Examples:\n  flopscope count -- ./my_solver input.dat\n  flopscope count --format json -o report.json -- ./kernel 1024")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Count(cmd::count::CountArgs),
+}
+
+/// Exit code for flopscope's own errors.
+pub const EXIT_FLOPSCOPE_ERROR: i32 = 2;
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Count(a) => cmd::count::run(a),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("flopscope: {e:#}");
+            std::process::exit(EXIT_FLOPSCOPE_ERROR);
+        }
+    }
+}

@@ -20,13 +20,28 @@ pub struct FpKey {
     pub masked: bool,
 }
 
+/// Executions of one kind of FP instruction and the FLOP they performed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FpTally {
+    pub count: u64,
+    /// FLOP of these executions (FMA = 2; DPPS per imm8; masked: active lanes).
+    pub flop: u64,
+}
+
+impl FpTally {
+    pub fn add(&mut self, o: FpTally) {
+        self.count += o.count;
+        self.flop += o.flop;
+    }
+}
+
 /// Exact dynamic counts of one thread, region or process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Every executed instruction.
     pub instructions: u64,
-    /// Executed floating-point instructions by kind.
-    pub fp_instructions: BTreeMap<FpKey, u64>,
+    /// Executed floating-point instructions by kind, with their FLOP.
+    pub fp_instructions: BTreeMap<FpKey, FpTally>,
     /// FLOP by precision and category (FMA = 2).
     pub flop: BTreeMap<(Precision, FlopOp), u64>,
     /// Data memory reads: access size in bytes -> number of accesses.
@@ -49,7 +64,9 @@ impl Counts {
     /// Adds another tally into this one.
     pub fn merge(&mut self, other: &Counts) {
         self.instructions += other.instructions;
-        add_map(&mut self.fp_instructions, &other.fp_instructions);
+        for (k, t) in &other.fp_instructions {
+            self.fp_instructions.entry(*k).or_default().add(*t);
+        }
         add_map(&mut self.flop, &other.flop);
         add_map(&mut self.mem_read, &other.mem_read);
         add_map(&mut self.mem_write, &other.mem_write);
@@ -57,7 +74,7 @@ impl Counts {
 
     /// Removes zero entries, so that equal tallies compare equal.
     pub fn prune(&mut self) {
-        self.fp_instructions.retain(|_, v| *v != 0);
+        self.fp_instructions.retain(|_, t| t.count != 0 || t.flop != 0);
         self.flop.retain(|_, v| *v != 0);
         self.mem_read.retain(|_, v| *v != 0);
         self.mem_write.retain(|_, v| *v != 0);
@@ -88,10 +105,10 @@ impl Counts {
     /// instruction, like SDE). x87 has no such counter.
     pub fn fp_elements(&self) -> BTreeMap<String, u64> {
         let mut out = BTreeMap::new();
-        for (key, n) in &self.fp_instructions {
+        for (key, t) in &self.fp_instructions {
             let Some(word) = key.precision.sde_word() else { continue };
             let suffix = if key.masked { "_masked" } else { "" };
-            *out.entry(format!("elements_fp_{word}_{}{suffix}", key.lanes)).or_default() += n;
+            *out.entry(format!("elements_fp_{word}_{}{suffix}", key.lanes)).or_default() += t.count;
         }
         out
     }
@@ -109,7 +126,7 @@ mod tests {
     fn merge_adds_every_map_and_derived_totals_follow() {
         let mut a = Counts::default();
         a.instructions = 10;
-        a.fp_instructions.insert(key(Precision::Fp64, 4, OpClass::Fma), 3);
+        a.fp_instructions.insert(key(Precision::Fp64, 4, OpClass::Fma), FpTally { count: 3, flop: 24 });
         a.flop.insert((Precision::Fp64, FlopOp::Fma), 24);
         a.mem_read.insert(32, 6);
         let mut b = a.clone();
@@ -123,13 +140,14 @@ mod tests {
         assert_eq!(a.bytes_read(), Bytes(12 * 32));
         assert_eq!(a.bytes_written(), Bytes(16));
         assert_eq!(a.fp_elements()["elements_fp_double_4"], 6);
+        assert_eq!(a.fp_instructions[&key(Precision::Fp64, 4, OpClass::Fma)], FpTally { count: 6, flop: 48 });
     }
 
     #[test]
     fn x87_has_no_sde_element_counter() {
         let mut c = Counts::default();
-        c.fp_instructions.insert(key(Precision::X87, 1, OpClass::Add), 7);
-        c.fp_instructions.insert(key(Precision::Fp32, 1, OpClass::Add), 2);
+        c.fp_instructions.insert(key(Precision::X87, 1, OpClass::Add), FpTally { count: 7, flop: 7 });
+        c.fp_instructions.insert(key(Precision::Fp32, 1, OpClass::Add), FpTally { count: 2, flop: 2 });
         let e = c.fp_elements();
         assert_eq!(e.len(), 1);
         assert_eq!(e["elements_fp_single_1"], 2);

@@ -5,10 +5,10 @@
 //! [`Summary`] directly and leave out what their events cannot tell.
 //!
 //! ```
-//! use flopscope_model::{Counts, FlopOp, FpKey, OpClass, Precision, Report, Summary};
+//! use flopscope_model::{Counts, FlopOp, FpKey, FpTally, OpClass, Precision, Report, Summary};
 //! let mut c = Counts::default();
 //! // 1000 executions of vfmadd231pd ymm: 4 lanes x 2 FLOP each.
-//! c.fp_instructions.insert(FpKey { precision: Precision::Fp64, width_bits: 256, lanes: 4, op: OpClass::Fma, masked: false }, 1000);
+//! c.fp_instructions.insert(FpKey { precision: Precision::Fp64, width_bits: 256, lanes: 4, op: OpClass::Fma, masked: false }, FpTally { count: 1000, flop: 8000 });
 //! c.flop.insert((Precision::Fp64, FlopOp::Fma), 8000);
 //! let mut r = Report::new("emulate", vec!["./app".into()]);
 //! r.summary = Summary::from_counts(&c);
@@ -18,11 +18,12 @@
 
 pub mod counts;
 pub mod io;
+pub mod render;
 pub mod report;
 pub mod units;
 pub mod vocab;
 
-pub use counts::{Counts, FpKey};
+pub use counts::{Counts, FpKey, FpTally};
 pub use io::{write_atomic, IoError};
 pub use report::{
     ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses, PeakRef, Region, Report, Summary,

@@ -58,6 +58,8 @@ pub struct FpInstructionRow {
     pub op: crate::vocab::OpClass,
     pub masked: bool,
     pub count: u64,
+    /// FLOP performed by these instructions.
+    pub flop: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -117,14 +119,15 @@ impl Summary {
         let fp_instructions = c
             .fp_instructions
             .iter()
-            .filter(|(_, n)| **n > 0)
-            .map(|(k, n)| FpInstructionRow {
+            .filter(|(_, t)| t.count > 0)
+            .map(|(k, t)| FpInstructionRow {
                 precision: k.precision,
                 width_bits: k.width_bits,
                 lanes: k.lanes,
                 op: k.op,
                 masked: k.masked,
-                count: *n,
+                count: t.count,
+                flop: t.flop,
             })
             .collect();
         let hist = |m: &BTreeMap<u32, u64>| m.iter().filter(|(_, n)| **n > 0).map(|(s, n)| (s.to_string(), *n)).collect();
@@ -311,7 +314,7 @@ mod tests {
     fn sample() -> Report {
         let mut c = Counts { instructions: 100, ..Default::default() };
         let key = FpKey { precision: Precision::Fp64, width_bits: 256, lanes: 4, op: OpClass::Fma, masked: false };
-        c.fp_instructions.insert(key, 10);
+        c.fp_instructions.insert(key, crate::counts::FpTally { count: 10, flop: 80 });
         c.flop.insert((Precision::Fp64, FlopOp::Fma), 80);
         c.mem_read.insert(32, 20);
         c.mem_write.insert(32, 10);

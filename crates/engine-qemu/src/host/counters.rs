@@ -1,0 +1,153 @@
+//! Reading a counter file: live (progress) or after the run (the counts).
+
+use crate::layout::{self, word, SlotKind, View, FILE_BYTES, MAX_BANKS, MAX_SLOTS, SLOT_INSTRUCTIONS};
+use flopscope_model::{Counts, FpKey, FpTally};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A mapped counter file.
+pub struct CounterFile {
+    path: PathBuf,
+    base: *mut u8,
+}
+
+// SAFETY: the mapping is only read through atomics and immutable slices.
+unsafe impl Send for CounterFile {}
+
+impl Drop for CounterFile {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the mapping made in `map`.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, FILE_BYTES) };
+    }
+}
+
+/// What one counter file (one process) holds.
+#[derive(Debug, Clone, Default)]
+pub struct FileCounts {
+    pub pid: u64,
+    pub total: Counts,
+    /// Per vCPU index (per emulated thread).
+    pub per_vcpu: BTreeMap<u32, Counts>,
+    /// The plugin's exit callback ran.
+    pub finished: bool,
+    /// Blocks or slots that could not be counted (counts are then low).
+    pub overflow: u64,
+    /// An instruction QEMU cannot execute that the program reached.
+    pub unsupported: Option<(u64, String)>,
+}
+
+impl CounterFile {
+    /// Creates an empty, formatted counter file for the plugin to fill.
+    pub fn create(path: &Path) -> std::io::Result<CounterFile> {
+        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
+        f.set_len(FILE_BYTES as u64)?;
+        let cf = Self::map(path, &f, true)?;
+        // SAFETY: a fresh zeroed mapping that nothing else uses yet.
+        unsafe { layout::format_new(&cf.view(), 0) };
+        Ok(cf)
+    }
+
+    /// Opens an existing counter file for reading.
+    pub fn open(path: &Path) -> std::io::Result<CounterFile> {
+        let f = std::fs::File::open(path)?;
+        if f.metadata()?.len() < FILE_BYTES as u64 {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "counter file too short"));
+        }
+        Self::map(path, &f, false)
+    }
+
+    fn map(path: &Path, f: &std::fs::File, write: bool) -> std::io::Result<CounterFile> {
+        use std::os::unix::io::AsRawFd;
+        let prot = if write { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
+        // SAFETY: mapping an open file of at least FILE_BYTES bytes.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), FILE_BYTES, prot, libc::MAP_SHARED, f.as_raw_fd(), 0) };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(CounterFile { path: path.to_path_buf(), base: p as *mut u8 })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn view(&self) -> View {
+        // SAFETY: base is a FILE_BYTES mapping owned by self.
+        unsafe { View::new(self.base) }
+    }
+
+    /// Whether the plugin attached to this file (it records its pid).
+    pub fn attached(&self) -> bool {
+        layout::load(self.view().word(word::PID)) != 0
+    }
+
+    /// Instructions counted so far, over all threads (for progress).
+    pub fn instructions_so_far(&self) -> u64 {
+        let v = self.view();
+        let banks = (layout::load(v.word(word::BANKS_USED)) as usize).min(MAX_BANKS);
+        (0..banks).map(|b| layout::load(v.counter(b, SLOT_INSTRUCTIONS as usize))).sum()
+    }
+
+    /// Everything the file holds.
+    pub fn read(&self) -> Result<FileCounts, String> {
+        let v = self.view();
+        if layout::load(v.word(word::MAGIC)) != layout::MAGIC {
+            return Err(format!("{} is not a flopscope counter file", self.path.display()));
+        }
+        let slots = (layout::load(v.word(word::SLOTS_USED)) as usize).min(MAX_SLOTS);
+        let kinds: Vec<Option<SlotKind>> = (0..slots).map(|s| v.slot_kind(s)).collect();
+        let banks = (layout::load(v.word(word::BANKS_USED)) as usize).min(MAX_BANKS);
+        let mut out = FileCounts {
+            pid: layout::load(v.word(word::PID)),
+            finished: layout::load(v.word(word::FINISHED)) != 0,
+            overflow: layout::load(v.word(word::OVERFLOW)),
+            ..Default::default()
+        };
+        let pc = layout::load(v.word(word::UNSUPPORTED_PC));
+        if pc != 0 {
+            out.unsupported = Some((pc, v.text(layout::UNSUPPORTED_TEXT)));
+        }
+        for b in 0..banks {
+            let mut c = Counts::default();
+            for (s, kind) in kinds.iter().enumerate() {
+                let n = layout::load(v.counter(b, s));
+                if let (Some(kind), true) = (kind, n > 0) {
+                    add_slot(&mut c, *kind, n);
+                }
+            }
+            out.total.merge(&c);
+            out.per_vcpu.entry(v.bank_vcpu(b)).or_default().merge(&c);
+        }
+        Ok(out)
+    }
+}
+
+fn add_slot(c: &mut Counts, kind: SlotKind, n: u64) {
+    match kind {
+        SlotKind::Instructions => c.instructions += n,
+        SlotKind::FpInsn { precision, op, lanes, width_bits, masked, flop_per_insn } => c
+            .fp_instructions
+            .entry(FpKey { precision, width_bits, lanes, op, masked })
+            .or_default()
+            .add(FpTally { count: n, flop: n * u64::from(flop_per_insn) }),
+        SlotKind::Flop { precision, op } => *c.flop.entry((precision, op)).or_default() += n,
+        SlotKind::MemRead { size } => *c.mem_read.entry(size).or_default() += n,
+        SlotKind::MemWrite { size } => *c.mem_write.entry(size).or_default() += n,
+    }
+}
+
+/// Counter files of forked children: `<path>.fork.<pid>` (recursively named).
+pub fn child_files(path: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Vec::new() };
+    let prefix = format!("{}.fork.", name.to_string_lossy());
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}

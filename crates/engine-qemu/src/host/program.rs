@@ -1,0 +1,152 @@
+//! Finding and checking the program to run, and naming how it ended.
+
+use std::path::{Path, PathBuf};
+
+/// Why a program cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub enum ProgramError {
+    #[error("program `{0}` not found: give a path (./{0}) or a command on PATH")]
+    NotFound(String),
+    #[error("{0} is not executable: chmod +x it, or check the path")]
+    NotExecutable(PathBuf),
+    #[error("cannot read {0}: {1}")]
+    Unreadable(PathBuf, std::io::Error),
+    #[error("{0} is not an x86-64 Linux program ({1}): the emulate engine runs x86-64 ELF executables and scripts that start with #!")]
+    NotX86_64(PathBuf, String),
+}
+
+/// Resolves `name` the way a shell does: a path if it contains `/`, else the
+/// first executable match on PATH.
+pub fn resolve(name: &str) -> Result<PathBuf, ProgramError> {
+    let check = |p: &Path| -> Result<PathBuf, ProgramError> {
+        use std::os::unix::fs::PermissionsExt;
+        let md = std::fs::metadata(p).map_err(|_| ProgramError::NotFound(name.to_string()))?;
+        if !md.is_file() || md.permissions().mode() & 0o111 == 0 {
+            return Err(ProgramError::NotExecutable(p.to_path_buf()));
+        }
+        Ok(p.to_path_buf())
+    };
+    if name.contains('/') {
+        return check(Path::new(name));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join(name);
+        if candidate.is_file() {
+            return check(&candidate);
+        }
+    }
+    Err(ProgramError::NotFound(name.to_string()))
+}
+
+/// The argument vector QEMU must be given for `argv`: ELF programs as they
+/// are, `#!` scripts through their interpreter (QEMU runs ELF files only).
+pub fn qemu_argv(argv: &[String]) -> Result<Vec<String>, ProgramError> {
+    let exe = resolve(&argv[0])?;
+    let head = read_head(&exe)?;
+    if head.starts_with(b"#!") {
+        let line_end = head.iter().position(|b| *b == b'\n').unwrap_or(head.len());
+        let line = String::from_utf8_lossy(&head[2..line_end]).trim().to_string();
+        let mut parts = line.splitn(2, char::is_whitespace);
+        let interp = parts.next().unwrap_or_default().to_string();
+        let mut out = qemu_argv(&[interp])?;
+        if let Some(arg) = parts.next().map(str::trim).filter(|a| !a.is_empty()) {
+            out.push(arg.to_string());
+        }
+        out.push(exe.to_string_lossy().into_owned());
+        out.extend(argv[1..].iter().cloned());
+        return Ok(out);
+    }
+    check_elf_x86_64(&exe, &head)?;
+    let mut out = vec![exe.to_string_lossy().into_owned()];
+    out.extend(argv[1..].iter().cloned());
+    Ok(out)
+}
+
+fn read_head(p: &Path) -> Result<Vec<u8>, ProgramError> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(p).map_err(|e| ProgramError::Unreadable(p.to_path_buf(), e))?;
+    let mut buf = vec![0u8; 256];
+    let n = f.read(&mut buf).map_err(|e| ProgramError::Unreadable(p.to_path_buf(), e))?;
+    buf.truncate(n);
+    Ok(buf)
+}
+
+fn check_elf_x86_64(p: &Path, head: &[u8]) -> Result<(), ProgramError> {
+    let bad = |why: &str| Err(ProgramError::NotX86_64(p.to_path_buf(), why.to_string()));
+    if head.len() < 20 || &head[..4] != b"\x7fELF" {
+        return bad("no ELF header");
+    }
+    if head[4] != 2 {
+        return bad("32-bit ELF");
+    }
+    let machine = u16::from_le_bytes([head[18], head[19]]);
+    if machine != 62 {
+        return bad(&format!("ELF machine {machine}, not x86-64 (62)"));
+    }
+    Ok(())
+}
+
+/// `SIGSEGV` for 11, and so on.
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGSYS => "SIGSYS",
+        _ => return format!("SIG{sig}"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_commands_on_path_and_rejects_missing_ones() {
+        assert!(resolve("sh").unwrap().is_absolute());
+        assert!(matches!(resolve("./no-such-program-xyz"), Err(ProgramError::NotFound(_))));
+        assert!(matches!(resolve("no-such-program-xyz"), Err(ProgramError::NotFound(_))));
+    }
+
+    #[test]
+    fn scripts_run_through_their_interpreter() {
+        let dir = std::env::temp_dir().join(format!("fs-prog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("run.sh");
+        std::fs::write(&script, "#!/bin/sh -e\necho hi\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let argv = qemu_argv(&[script.to_string_lossy().into_owned(), "x".into()]).unwrap();
+        assert_eq!(argv[1..], ["-e".to_string(), script.to_string_lossy().into_owned(), "x".into()]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn non_elf_and_non_executable_files_are_named() {
+        let dir = std::env::temp_dir().join(format!("fs-prog2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("data");
+        std::fs::write(&f, "hello").unwrap();
+        assert!(matches!(qemu_argv(&[f.to_string_lossy().into_owned()]), Err(ProgramError::NotExecutable(_))));
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = qemu_argv(&[f.to_string_lossy().into_owned()]).unwrap_err();
+        assert!(e.to_string().contains("not an x86-64"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

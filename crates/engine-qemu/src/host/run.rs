@@ -1,0 +1,153 @@
+//! Running a program under `qemu-x86_64` with the plugin, and turning the
+//! counter files into a [`Report`].
+
+use super::counters::{child_files, CounterFile, FileCounts};
+use super::program::{qemu_argv, signal_name, ProgramError};
+use flopscope_model::{ExitStatus, Report, Summary, ThreadRow};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum QemuError {
+    #[error("qemu-x86_64 not found on PATH: install Debian's qemu-user (`apt-get install qemu-user`), or pass --qemu PATH")]
+    QemuNotFound,
+    #[error("{0} has no plugin support: install Debian 12's qemu-user 7.2 (dynamically linked); static builds such as bookworm-backports' qemu-user 10 cannot load plugins")]
+    NoPluginSupport(PathBuf),
+    #[error("cannot run {0}: {1}")]
+    Spawn(PathBuf, std::io::Error),
+    #[error("cannot create the counter file {0}: {1}")]
+    CounterFile(PathBuf, std::io::Error),
+    #[error("QEMU did not load the flopscope plugin ({0}); its own message is above")]
+    PluginNotLoaded(PathBuf),
+    #[error(transparent)]
+    Program(#[from] ProgramError),
+    #[error("reading the counts: {0}")]
+    Read(String),
+}
+
+/// Where things are and how to run.
+#[derive(Debug, Clone)]
+pub struct QemuOptions {
+    /// `qemu-x86_64`; `None` looks it up on PATH.
+    pub qemu: Option<PathBuf>,
+    /// The plugin shared object.
+    pub plugin: PathBuf,
+    /// Directory for the counter files (removed by the caller).
+    pub work_dir: PathBuf,
+    /// Show instructions counted so far on stderr.
+    pub progress: bool,
+}
+
+/// Finds `qemu-x86_64` and checks that it can load plugins.
+pub fn find_qemu(explicit: Option<&Path>) -> Result<PathBuf, QemuError> {
+    let qemu = match explicit {
+        Some(p) => p.to_path_buf(),
+        None => super::program::resolve("qemu-x86_64").map_err(|_| QemuError::QemuNotFound)?,
+    };
+    let out = Command::new(&qemu).arg("-h").output().map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
+    let help = String::from_utf8_lossy(&out.stdout);
+    if !help.lines().any(|l| l.trim_start().starts_with("-plugin")) {
+        return Err(QemuError::NoPluginSupport(qemu));
+    }
+    Ok(qemu)
+}
+
+/// The outcome of one emulated run.
+pub struct EmulatedRun {
+    pub report: Report,
+    /// An instruction QEMU cannot execute that the program reached.
+    pub unsupported: Option<(u64, String)>,
+}
+
+/// Runs `argv` under QEMU with the plugin and reads the counts back.
+pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError> {
+    let qemu = find_qemu(opts.qemu.as_deref())?;
+    let qargv = qemu_argv(argv)?;
+    let counter_path = opts.work_dir.join("counters");
+    let counters = CounterFile::create(&counter_path).map_err(|e| QemuError::CounterFile(counter_path.clone(), e))?;
+    let mut child = Command::new(&qemu)
+        .arg("-cpu")
+        .arg("max")
+        .arg("-plugin")
+        .arg(format!("{},out={}", opts.plugin.display(), counter_path.display()))
+        .args(&qargv)
+        .spawn()
+        .map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
+    let status = wait_with_progress(&mut child, &counters, opts.progress).map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
+    if !counters.attached() {
+        return Err(QemuError::PluginNotLoaded(opts.plugin.clone()));
+    }
+    let main = counters.read().map_err(QemuError::Read)?;
+    let exit_status = exit_status_of(status);
+    let mut report = report_of(argv, &main, exit_status);
+    for path in child_files(&counter_path) {
+        let child = CounterFile::open(&path).and_then(|c| c.read().map_err(std::io::Error::other));
+        match child {
+            Ok(c) => {
+                let mut r = report_of(&[format!("(forked child, pid {})", c.pid)], &c, ExitStatus::Unknown);
+                r.complete = c.finished && c.overflow == 0;
+                report.processes.push(r);
+            }
+            Err(e) => report.warnings.push(format!("a forked child's counts could not be read ({}): {e}", path.display())),
+        }
+    }
+    Ok(EmulatedRun { report, unsupported: main.unsupported })
+}
+
+fn exit_status_of(status: std::process::ExitStatus) -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => ExitStatus::Code(c),
+        (None, Some(s)) => ExitStatus::Signal(signal_name(s)),
+        _ => ExitStatus::Unknown,
+    }
+}
+
+fn report_of(argv: &[String], c: &FileCounts, exit_status: ExitStatus) -> Report {
+    let mut r = Report::new("emulate", argv.to_vec());
+    r.summary = Summary::from_counts(&c.total);
+    r.threads = c.per_vcpu.iter().map(|(tid, t)| ThreadRow { tid: u64::from(*tid), summary: Summary::from_counts(t) }).collect();
+    let exited = matches!(exit_status, ExitStatus::Code(_));
+    r.exit_status = exit_status;
+    r.complete = exited && c.overflow == 0;
+    if c.overflow > 0 {
+        r.warnings.push(format!(
+            "{} block(s) could not be counted (counter file full: more than {} threads or kinds of instruction): counts are low",
+            c.overflow,
+            crate::layout::MAX_BANKS
+        ));
+    }
+    if !exited {
+        r.warnings.push("the program did not exit normally: counts are partial (up to the block that was executing)".into());
+    }
+    r.refresh_derived();
+    r
+}
+
+fn wait_with_progress(child: &mut std::process::Child, counters: &CounterFile, show: bool) -> std::io::Result<std::process::ExitStatus> {
+    let start = Instant::now();
+    let mut shown = false;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            if shown {
+                eprint!("\r\x1b[2K");
+            }
+            return Ok(status);
+        }
+        std::thread::sleep(Duration::from_millis(if show { 100 } else { 20 }));
+        if show && start.elapsed() > Duration::from_secs(1) {
+            let n = counters.instructions_so_far();
+            eprint!("\rflopscope: {} instructions counted ({:.1} s)", human(n), start.elapsed().as_secs_f64());
+            shown = true;
+        }
+    }
+}
+
+fn human(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000_000 => format!("{:.2} G", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.1} M", n as f64 / 1e6),
+        n => n.to_string(),
+    }
+}

@@ -1,0 +1,259 @@
+//! The counter file shared by the plugin (writer) and the CLI (reader).
+//!
+//! The CLI creates the file; the plugin maps it `MAP_SHARED` and counts
+//! straight into it. Counts therefore survive however QEMU ends (a signal, a
+//! kill), and the CLI can read progress while the program runs.
+//!
+//! ```text
+//! 0        header (magic, sizes, used slots/banks, status words, texts)
+//! 4096     slot table: what each counter slot counts (16 bytes a slot)
+//! 12288    bank table: which vCPU owns each bank (16 bytes a bank)
+//! 49152    banks: MAX_BANKS x MAX_SLOTS u64 counters
+//! ```
+//! A bank is one vCPU's counters; slots are assigned as the plugin meets new
+//! kinds of instruction, and each slot's kind is written before any bank
+//! uses it.
+
+use flopscope_model::{FlopOp, OpClass, Precision};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub const MAGIC: u64 = u64::from_le_bytes(*b"FLOPSCP1");
+pub const LAYOUT_VERSION: u64 = 1;
+pub const MAX_SLOTS: usize = 512;
+pub const MAX_BANKS: usize = 2048;
+
+pub const SLOT_TABLE: usize = 4096;
+pub const BANK_TABLE: usize = SLOT_TABLE + MAX_SLOTS * 16;
+pub const BANKS: usize = 49152;
+pub const FILE_BYTES: usize = BANKS + MAX_BANKS * MAX_SLOTS * 8;
+
+/// Header words (u64 index into the header).
+pub mod word {
+    pub const MAGIC: usize = 0;
+    pub const VERSION: usize = 1;
+    pub const SLOTS_USED: usize = 2;
+    pub const BANKS_USED: usize = 3;
+    /// 1 once the plugin's exit callback ran.
+    pub const FINISHED: usize = 4;
+    /// Guest address of an instruction QEMU cannot execute that was reached.
+    pub const UNSUPPORTED_PC: usize = 5;
+    /// Executions of blocks counted while no bank was free (counts lost).
+    pub const OVERFLOW: usize = 6;
+    /// Process id of the emulated process.
+    pub const PID: usize = 7;
+}
+/// Byte offset of the text describing the unsupported instruction (NUL-terminated).
+pub const UNSUPPORTED_TEXT: usize = 512;
+pub const TEXT_BYTES: usize = 256;
+
+/// Fixed slots: every file has them, so memory callbacks need no lookup.
+pub const SLOT_INSTRUCTIONS: u32 = 0;
+/// Reads of 1 << shift bytes seen at run time (shift 0..=4).
+pub const SLOT_MEM_READ_SHIFT0: u32 = 1;
+/// Writes of 1 << shift bytes seen at run time (shift 0..=4).
+pub const SLOT_MEM_WRITE_SHIFT0: u32 = 6;
+pub const MAX_MEM_SHIFT: u32 = 4;
+pub const FIXED_SLOTS: u32 = 11;
+
+/// What one counter slot counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SlotKind {
+    Instructions,
+    /// Executions of one kind of FP instruction, each performing
+    /// `flop_per_insn` FLOP (forms that differ only there, such as DPPS with
+    /// another imm8, get slots of their own and merge into one row).
+    FpInsn { precision: Precision, op: OpClass, lanes: u32, width_bits: u32, masked: bool, flop_per_insn: u32 },
+    /// FLOP of one precision and category.
+    Flop { precision: Precision, op: FlopOp },
+    MemRead { size: u32 },
+    MemWrite { size: u32 },
+}
+
+fn index_of<T: PartialEq>(all: &[T], x: &T) -> u8 {
+    all.iter().position(|a| a == x).expect("value is in its ALL list") as u8
+}
+
+impl SlotKind {
+    /// The kinds of the fixed slots, in slot order.
+    pub fn fixed() -> Vec<SlotKind> {
+        let mut v = vec![SlotKind::Instructions];
+        v.extend((0..=MAX_MEM_SHIFT).map(|s| SlotKind::MemRead { size: 1 << s }));
+        v.extend((0..=MAX_MEM_SHIFT).map(|s| SlotKind::MemWrite { size: 1 << s }));
+        v
+    }
+
+    pub fn encode(&self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        let mut put = |tag: u8, x: u8, y: u8, z: u8, p: u32, q: u32, r: u32| {
+            b[0] = tag;
+            b[1] = x;
+            b[2] = y;
+            b[3] = z;
+            b[4..8].copy_from_slice(&p.to_le_bytes());
+            b[8..12].copy_from_slice(&q.to_le_bytes());
+            b[12..16].copy_from_slice(&r.to_le_bytes());
+        };
+        match *self {
+            SlotKind::Instructions => put(1, 0, 0, 0, 0, 0, 0),
+            SlotKind::FpInsn { precision, op, lanes, width_bits, masked, flop_per_insn } => put(
+                2,
+                index_of(&Precision::ALL, &precision),
+                index_of(&OpClass::ALL, &op),
+                masked as u8,
+                lanes,
+                width_bits,
+                flop_per_insn,
+            ),
+            SlotKind::Flop { precision, op } => {
+                put(3, index_of(&Precision::ALL, &precision), index_of(&FlopOp::ALL, &op), 0, 0, 0, 0)
+            }
+            SlotKind::MemRead { size } => put(4, 0, 0, 0, size, 0, 0),
+            SlotKind::MemWrite { size } => put(5, 0, 0, 0, size, 0, 0),
+        }
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> Option<SlotKind> {
+        let p = u32::from_le_bytes(b[4..8].try_into().ok()?);
+        let q = u32::from_le_bytes(b[8..12].try_into().ok()?);
+        let r = u32::from_le_bytes(b[12..16].try_into().ok()?);
+        Some(match b[0] {
+            1 => SlotKind::Instructions,
+            2 => SlotKind::FpInsn {
+                precision: *Precision::ALL.get(b[1] as usize)?,
+                op: *OpClass::ALL.get(b[2] as usize)?,
+                masked: b[3] != 0,
+                lanes: p,
+                width_bits: q,
+                flop_per_insn: r,
+            },
+            3 => SlotKind::Flop { precision: *Precision::ALL.get(b[1] as usize)?, op: *FlopOp::ALL.get(b[2] as usize)? },
+            4 => SlotKind::MemRead { size: p },
+            5 => SlotKind::MemWrite { size: p },
+            _ => return None,
+        })
+    }
+}
+
+/// A view of a mapped counter file.
+#[derive(Clone, Copy)]
+pub struct View {
+    base: *mut u8,
+}
+
+// SAFETY: every shared word is accessed through atomics.
+unsafe impl Send for View {}
+unsafe impl Sync for View {}
+
+impl View {
+    /// # Safety
+    /// `base` must point to a mapping of at least [`FILE_BYTES`] bytes that
+    /// lives as long as the view.
+    pub unsafe fn new(base: *mut u8) -> View {
+        View { base }
+    }
+
+    pub fn word(&self, i: usize) -> &AtomicU64 {
+        // SAFETY: header words lie within the mapping and are 8-aligned.
+        unsafe { &*(self.base.add(i * 8) as *const AtomicU64) }
+    }
+
+    /// The counters of bank `b` (MAX_SLOTS of them).
+    pub fn bank(&self, b: usize) -> *mut u64 {
+        debug_assert!(b < MAX_BANKS);
+        // SAFETY: in bounds by the layout.
+        unsafe { self.base.add(BANKS + b * MAX_SLOTS * 8) as *mut u64 }
+    }
+
+    pub fn counter(&self, bank: usize, slot: usize) -> &AtomicU64 {
+        debug_assert!(slot < MAX_SLOTS);
+        // SAFETY: in bounds and aligned by the layout.
+        unsafe { &*(self.bank(bank).add(slot) as *const AtomicU64) }
+    }
+
+    pub fn bytes(&self, offset: usize, len: usize) -> &[u8] {
+        // SAFETY: callers pass ranges inside the layout.
+        unsafe { std::slice::from_raw_parts(self.base.add(offset), len) }
+    }
+
+    /// # Safety
+    /// Only the single writer of this range may call it.
+    pub unsafe fn write_bytes(&self, offset: usize, data: &[u8]) {
+        // SAFETY: per the contract, in bounds and not written concurrently.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.base.add(offset), data.len()) }
+    }
+
+    pub fn slot_kind(&self, slot: usize) -> Option<SlotKind> {
+        SlotKind::decode(self.bytes(SLOT_TABLE + slot * 16, 16))
+    }
+
+    /// vCPU index owning bank `b`.
+    pub fn bank_vcpu(&self, b: usize) -> u32 {
+        let bytes = self.bytes(BANK_TABLE + b * 16, 4);
+        u32::from_le_bytes(bytes.try_into().expect("4 bytes"))
+    }
+
+    /// A NUL-terminated text field.
+    pub fn text(&self, offset: usize) -> String {
+        let raw = self.bytes(offset, TEXT_BYTES);
+        let end = raw.iter().position(|b| *b == 0).unwrap_or(raw.len());
+        String::from_utf8_lossy(&raw[..end]).into_owned()
+    }
+}
+
+/// Reads a counter word that another process may be updating.
+pub fn load(a: &AtomicU64) -> u64 {
+    a.load(Ordering::Acquire)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_kinds_round_trip() {
+        let kinds = [
+            SlotKind::Instructions,
+            SlotKind::FpInsn { precision: Precision::Bf16, op: OpClass::Dot, lanes: 16, width_bits: 512, masked: true, flop_per_insn: 64 },
+            SlotKind::FpInsn { precision: Precision::X87, op: OpClass::Other, lanes: 1, width_bits: 80, masked: false, flop_per_insn: 1 },
+            SlotKind::Flop { precision: Precision::Fp16, op: FlopOp::Rcp },
+            SlotKind::MemRead { size: 512 },
+            SlotKind::MemWrite { size: 10 },
+        ];
+        for k in kinds {
+            assert_eq!(SlotKind::decode(&k.encode()), Some(k));
+        }
+        assert_eq!(SlotKind::decode(&[0; 16]), None);
+    }
+
+    #[test]
+    fn fixed_slots_match_their_constants() {
+        let f = SlotKind::fixed();
+        assert_eq!(f.len() as u32, FIXED_SLOTS);
+        assert_eq!(f[SLOT_INSTRUCTIONS as usize], SlotKind::Instructions);
+        assert_eq!(f[(SLOT_MEM_READ_SHIFT0 + 3) as usize], SlotKind::MemRead { size: 8 });
+        assert_eq!(f[(SLOT_MEM_WRITE_SHIFT0 + 4) as usize], SlotKind::MemWrite { size: 16 });
+    }
+
+    #[test]
+    fn regions_of_the_file_do_not_overlap() {
+        assert!(UNSUPPORTED_TEXT + TEXT_BYTES <= SLOT_TABLE);
+        assert!(BANK_TABLE + MAX_BANKS * 16 <= BANKS);
+        assert_eq!(BANKS % 4096, 0);
+    }
+}
+
+/// Writes a fresh header and the fixed slot kinds into a zeroed mapping.
+///
+/// # Safety
+/// No other thread or process may use the mapping yet.
+pub unsafe fn format_new(view: &View, pid: u64) {
+    view.word(word::MAGIC).store(MAGIC, Ordering::Relaxed);
+    view.word(word::VERSION).store(LAYOUT_VERSION, Ordering::Relaxed);
+    for (i, kind) in SlotKind::fixed().iter().enumerate() {
+        // SAFETY: the caller is the only user of the mapping.
+        unsafe { view.write_bytes(SLOT_TABLE + i * 16, &kind.encode()) };
+    }
+    view.word(word::PID).store(pid, Ordering::Relaxed);
+    view.word(word::SLOTS_USED).store(u64::from(FIXED_SLOTS), Ordering::Release);
+}

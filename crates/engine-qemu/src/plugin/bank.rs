@@ -1,0 +1,182 @@
+//! Per-vCPU counter banks in the shared counter file, the slot registry, and
+//! the process-level events (fork, exit).
+
+use super::api::{self, qemu_plugin_id_t};
+use crate::layout::{self, word, SlotKind, View, BANK_TABLE, FILE_BYTES, MAX_BANKS, MAX_SLOTS, SLOT_TABLE};
+use std::collections::HashMap;
+use std::ffi::{c_uint, c_void};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// vCPU indexes beyond this share one overflow bank (and the report says so).
+pub const MAX_VCPUS: usize = 1024;
+
+/// Base of the current counter-file mapping.
+static BASE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+/// Each vCPU's bank, set by that vCPU's own thread on its first block.
+static VCPU_BANK: [AtomicPtr<u64>; MAX_VCPUS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_VCPUS];
+/// Where counts go when no bank is free: never read, so they are lost, but
+/// the loss is itself counted in the header.
+static mut OVERFLOW_BANK: [u64; MAX_SLOTS] = [0; MAX_SLOTS];
+/// The path of the parent's counter file (children derive theirs from it).
+static PATH: Mutex<String> = Mutex::new(String::new());
+/// Slot kind -> slot index. Used at translation time only.
+static REGISTRY: Mutex<Option<HashMap<SlotKind, u32>>> = Mutex::new(None);
+
+pub fn view() -> View {
+    // SAFETY: BASE points to a live FILE_BYTES mapping once the file is open.
+    unsafe { View::new(BASE.load(Ordering::Acquire)) }
+}
+
+fn map_file(path: &str, create: bool) -> Result<*mut u8, String> {
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(create)
+        .open(path)
+        .map_err(|e| format!("cannot open counter file {path}: {e}"))?;
+    if create {
+        file.set_len(FILE_BYTES as u64).map_err(|e| format!("cannot size counter file {path}: {e}"))?;
+    }
+    let len = file.metadata().map_err(|e| format!("{path}: {e}"))?.len();
+    if len < FILE_BYTES as u64 {
+        return Err(format!("{path} is {len} bytes, expected {FILE_BYTES}: not a flopscope counter file"));
+    }
+    // SAFETY: a fresh shared mapping of an open file of the right size.
+    let p = unsafe {
+        libc::mmap(std::ptr::null_mut(), FILE_BYTES, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, file.as_raw_fd(), 0)
+    };
+    if p == libc::MAP_FAILED {
+        return Err(format!("cannot map counter file {path}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(p as *mut u8)
+}
+
+/// Maps the counter file the CLI created.
+pub fn open_counter_file(path: &str) -> Result<(), String> {
+    let base = map_file(path, false)?;
+    // SAFETY: a FILE_BYTES mapping.
+    let v = unsafe { View::new(base) };
+    if layout::load(v.word(word::MAGIC)) != layout::MAGIC || layout::load(v.word(word::VERSION)) != layout::LAYOUT_VERSION {
+        return Err(format!("{path} was not made by this version of flopscope (layout mismatch)"));
+    }
+    let mut reg = HashMap::new();
+    for (i, k) in SlotKind::fixed().into_iter().enumerate() {
+        reg.insert(k, i as u32);
+    }
+    *REGISTRY.lock().map_err(|_| "registry poisoned")? = Some(reg);
+    *PATH.lock().map_err(|_| "path poisoned")? = path.to_string();
+    v.word(word::PID).store(std::process::id().into(), Ordering::Relaxed);
+    BASE.store(base, Ordering::Release);
+    Ok(())
+}
+
+/// The slot counting `kind`, assigning a new one if needed; `None` when the
+/// file has no free slot (the caller then drops that count and flags it).
+pub fn slot_for(kind: SlotKind) -> Option<u32> {
+    let mut guard = REGISTRY.lock().ok()?;
+    let reg = guard.as_mut()?;
+    if let Some(s) = reg.get(&kind) {
+        return Some(*s);
+    }
+    let v = view();
+    let next = layout::load(v.word(word::SLOTS_USED)) as usize;
+    if next >= MAX_SLOTS {
+        return None;
+    }
+    // SAFETY: slot table entries past SLOTS_USED are written only here, under the lock.
+    unsafe { v.write_bytes(SLOT_TABLE + next * 16, &kind.encode()) };
+    v.word(word::SLOTS_USED).store(next as u64 + 1, Ordering::Release);
+    reg.insert(kind, next as u32);
+    Some(next as u32)
+}
+
+#[cold]
+fn new_bank(vcpu: usize) -> *mut u64 {
+    let v = view();
+    let b = v.word(word::BANKS_USED).fetch_add(1, Ordering::AcqRel) as usize;
+    if b >= MAX_BANKS || vcpu >= MAX_VCPUS {
+        v.word(word::OVERFLOW).fetch_add(1, Ordering::Relaxed);
+        return std::ptr::addr_of_mut!(OVERFLOW_BANK) as *mut u64;
+    }
+    // SAFETY: bank-table entry b belongs to this thread alone (fetch_add above).
+    unsafe { v.write_bytes(BANK_TABLE + b * 16, &(vcpu as u32).to_le_bytes()) };
+    let bank = v.bank(b);
+    VCPU_BANK[vcpu].store(bank, Ordering::Release);
+    bank
+}
+
+/// The executing vCPU's bank.
+#[inline(always)]
+pub fn bank_of(vcpu: c_uint) -> *mut u64 {
+    let i = vcpu as usize;
+    if i < MAX_VCPUS {
+        let p = VCPU_BANK[i].load(Ordering::Relaxed);
+        if !p.is_null() {
+            return p;
+        }
+    }
+    new_bank(i)
+}
+
+/// Adds `n` to `slot` of the executing vCPU's bank. Only that vCPU's thread
+/// writes its bank, so a relaxed load and store lose nothing; the atomics only
+/// make the concurrent reads by the CLI (progress) well defined.
+#[inline(always)]
+pub fn bump(bank: *mut u64, slot: u32, n: u64) {
+    // SAFETY: slot < MAX_SLOTS (slots are only handed out below it) and the
+    // bank is MAX_SLOTS counters long.
+    let c = unsafe { &*(bank.add(slot as usize) as *const AtomicU64) };
+    c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+}
+
+pub extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
+    view().word(word::FINISHED).store(1, Ordering::Release);
+}
+
+const SYS_CLONE: i64 = 56;
+const SYS_FORK: i64 = 57;
+const SYS_VFORK: i64 = 58;
+const SYS_CLONE3: i64 = 435;
+
+/// After fork-like syscalls: in a new child process (its pid differs from
+/// the file's), move counting to a file of its own so that parent and child
+/// never add into the same banks.
+pub extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, _vcpu: c_uint, num: i64, ret: i64) {
+    if ret != 0 || !matches!(num, SYS_CLONE | SYS_FORK | SYS_VFORK | SYS_CLONE3) {
+        return;
+    }
+    let pid = u64::from(std::process::id());
+    if layout::load(view().word(word::PID)) == pid {
+        return; // a new thread of the same process
+    }
+    let _ = std::panic::catch_unwind(|| {
+        if let Err(e) = start_child_file(pid) {
+            api::outs(&e);
+        }
+    });
+}
+
+fn start_child_file(pid: u64) -> Result<(), String> {
+    let parent_path = PATH.lock().map_err(|_| "path poisoned")?.clone();
+    let path = format!("{parent_path}.fork.{pid}");
+    let old = view();
+    let base = map_file(&path, true)?;
+    // SAFETY: a fresh, zeroed FILE_BYTES mapping only this thread knows.
+    let v = unsafe { View::new(base) };
+    // SAFETY: as above.
+    unsafe { layout::format_new(&v, pid) };
+    // Blocks translated before the fork keep their slot numbers: copy the table.
+    let used = layout::load(old.word(word::SLOTS_USED)) as usize;
+    // SAFETY: as above.
+    unsafe { v.write_bytes(SLOT_TABLE, old.bytes(SLOT_TABLE, used * 16)) };
+    v.word(word::SLOTS_USED).store(used as u64, Ordering::Release);
+    BASE.store(base, Ordering::Release);
+    for b in &VCPU_BANK {
+        b.store(std::ptr::null_mut(), Ordering::Relaxed);
+    }
+    *PATH.lock().map_err(|_| "path poisoned")? = path;
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! The plugin side: installed by QEMU, counts into the shared counter file.
+//!
+//! Design (QEMU 7.2, plugin API v1, which has no per-vCPU scoreboards and
+//! only a global inline add that loses updates between threads):
+//! - at translation, each block's instructions are decoded and classified
+//!   once by `flopscope-isa` into a short list of (counter slot, increment);
+//! - at execution, one callback per block adds that list into the executing
+//!   vCPU's own bank: plain adds, no atomics, no locks, no allocation;
+//! - only instructions whose traffic is known at run time alone (REP
+//!   strings, masked moves, gathers, XSAVE) get per-access memory callbacks.
+
+mod bank;
+mod translate;
+
+pub mod api;
+
+use api::{qemu_info_t, qemu_plugin_id_t};
+use std::ffi::{c_char, c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The plugin API version this plugin was written against (QEMU 7.2).
+#[no_mangle]
+pub static qemu_plugin_version: c_int = 1;
+
+/// Entry point called by QEMU when it loads the plugin.
+///
+/// # Safety
+/// Called by QEMU with `argc` valid C strings in `argv`.
+#[no_mangle]
+pub unsafe extern "C" fn qemu_plugin_install(
+    id: qemu_plugin_id_t,
+    info: *const qemu_info_t,
+    argc: c_int,
+    argv: *const *const c_char,
+) -> c_int {
+    let args: Vec<String> = (0..argc.max(0) as usize)
+        // SAFETY: QEMU passes argc valid NUL-terminated strings.
+        .map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
+        .collect();
+    // SAFETY: QEMU passes a valid info pointer.
+    let system = !info.is_null() && unsafe { (*info).system_emulation };
+    match catch_unwind(AssertUnwindSafe(|| install(id, system, &args))) {
+        Ok(Ok(())) => 0,
+        Ok(Err(msg)) => {
+            api::outs(&msg);
+            eprintln!("flopscope plugin: {msg}");
+            -1
+        }
+        Err(_) => -1,
+    }
+}
+
+fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), String> {
+    let api = api::resolve()?;
+    if system {
+        return Err("the flopscope plugin counts user-mode programs (qemu-x86_64), not system emulation".into());
+    }
+    let mut out = None;
+    for a in args {
+        match a.split_once('=') {
+            Some(("out", path)) => out = Some(path.to_string()),
+            _ => return Err(format!("unknown plugin argument `{a}` (expected out=PATH)")),
+        }
+    }
+    let out = out.ok_or("missing plugin argument out=PATH (the counter file made by flopscope)")?;
+    bank::open_counter_file(&out)?;
+    // SAFETY: registering callbacks with their v1 signatures.
+    unsafe {
+        (api.register_vcpu_tb_trans_cb)(id, translate::on_tb_trans);
+        (api.register_vcpu_syscall_ret_cb)(id, bank::on_syscall_ret);
+        (api.register_atexit_cb)(id, bank::on_exit, std::ptr::null_mut());
+    }
+    Ok(())
+}

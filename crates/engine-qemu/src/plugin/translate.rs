@@ -1,0 +1,184 @@
+//! Translation time: turn a QEMU translation block into a counting profile.
+
+use super::api::{self, api, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_tb, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW};
+use super::bank::{bank_of, bump, slot_for, view};
+use crate::layout::{word, SlotKind, MAX_MEM_SHIFT, SLOT_INSTRUCTIONS, SLOT_MEM_READ_SHIFT0, SLOT_MEM_WRITE_SHIFT0, TEXT_BYTES, UNSUPPORTED_TEXT};
+use flopscope_isa::{classify, InsnInfo};
+use std::collections::BTreeMap;
+use std::ffi::{c_uint, c_void};
+use std::sync::atomic::Ordering;
+
+/// One (slot, increment) pair of a block profile.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Item {
+    pub slot: u32,
+    pub inc: u32,
+}
+
+/// Accumulates a block's static counts before they are frozen into items.
+#[derive(Default)]
+struct Profile {
+    by_slot: BTreeMap<u32, u64>,
+    lost: bool,
+}
+
+impl Profile {
+    fn add(&mut self, kind: SlotKind, n: u64) {
+        if n == 0 {
+            return;
+        }
+        match slot_for(kind) {
+            Some(s) => *self.by_slot.entry(s).or_default() += n,
+            None => self.lost = true,
+        }
+    }
+
+    fn add_insn(&mut self, info: &InsnInfo) {
+        *self.by_slot.entry(SLOT_INSTRUCTIONS).or_default() += 1;
+        if let Some(fp) = info.fp {
+            let k = fp.key;
+            self.add(
+                SlotKind::FpInsn {
+                    precision: k.precision,
+                    op: k.op,
+                    lanes: k.lanes,
+                    width_bits: k.width_bits,
+                    masked: k.masked,
+                    flop_per_insn: fp.flop.total(),
+                },
+                1,
+            );
+            // QEMU 7.2 cannot execute EVEX, so a masked form never runs here;
+            // were it to, all lanes would be counted (the full `flop`).
+            for (op, n) in fp.flop.iter() {
+                self.add(SlotKind::Flop { precision: k.precision, op }, u64::from(n));
+            }
+        }
+        if info.mem.dynamic.is_none() {
+            for &size in &info.mem.reads {
+                self.add(SlotKind::MemRead { size }, 1);
+            }
+            for &size in &info.mem.writes {
+                self.add(SlotKind::MemWrite { size }, 1);
+            }
+        }
+    }
+
+    /// Freezes into a leaked array whose first item holds the length; it is
+    /// the user data of the block's execution callback for the life of QEMU.
+    fn freeze(self) -> *mut c_void {
+        let mut items = vec![Item { slot: 0, inc: 0 }];
+        for (slot, n) in self.by_slot {
+            // A block has at most a few hundred instructions: increments fit.
+            items.push(Item { slot, inc: u32::try_from(n).unwrap_or(u32::MAX) });
+        }
+        items[0].slot = (items.len() - 1) as u32;
+        Box::leak(items.into_boxed_slice()).as_mut_ptr() as *mut c_void
+    }
+}
+
+/// Execution-time callback: one per block execution.
+extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
+    let items = udata as *const Item;
+    let bank = bank_of(vcpu);
+    // SAFETY: udata is a frozen profile: a length item then that many items.
+    unsafe {
+        let n = (*items).slot as usize;
+        for i in 1..=n {
+            let it = *items.add(i);
+            bump(bank, it.slot, u64::from(it.inc));
+        }
+    }
+}
+
+/// Run-time memory callback for instructions whose traffic only shows when
+/// they run (REP strings, masked moves, gathers, XSAVE).
+extern "C" fn on_mem(vcpu: c_uint, info: u32, _vaddr: u64, _udata: *mut c_void) {
+    let a = api();
+    // SAFETY: plain accessors of the meminfo word QEMU passed.
+    let (shift, store) = unsafe { ((a.mem_size_shift)(info), (a.mem_is_store)(info)) };
+    let shift = shift.min(MAX_MEM_SHIFT);
+    let slot = if store { SLOT_MEM_WRITE_SHIFT0 } else { SLOT_MEM_READ_SHIFT0 } + shift;
+    bump(bank_of(vcpu), slot, 1);
+}
+
+/// An instruction QEMU 7.2 cannot execute (EVEX: AVX-512), described at
+/// translation time.
+struct Unsupported {
+    pc: u64,
+    text: Vec<u8>,
+}
+
+/// Reached an unsupported instruction: record where, so that the CLI can
+/// explain the SIGILL that follows.
+extern "C" fn on_unsupported(_vcpu: c_uint, udata: *mut c_void) {
+    // SAFETY: udata is a leaked `Unsupported`.
+    let u = unsafe { &*(udata as *const Unsupported) };
+    let v = view();
+    let w = v.word(word::UNSUPPORTED_PC);
+    if w.compare_exchange(0, u.pc, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+        // SAFETY: the text field is written once, by the vCPU that won above.
+        unsafe { v.write_bytes(UNSUPPORTED_TEXT, &u.text) };
+    }
+}
+
+fn unsupported(insn: &iced_x86::Instruction) -> *mut c_void {
+    use iced_x86::Formatter;
+    let mut text = String::new();
+    iced_x86::IntelFormatter::new().format(insn, &mut text);
+    let mut bytes = text.into_bytes();
+    bytes.truncate(TEXT_BYTES - 1);
+    bytes.push(0);
+    Box::into_raw(Box::new(Unsupported { pc: insn.ip(), text: bytes })) as *mut c_void
+}
+
+unsafe fn insn_bytes<'a>(insn: *const qemu_plugin_insn) -> &'a [u8] {
+    let a = api();
+    // SAFETY: QEMU keeps an instruction's bytes alive during translation.
+    unsafe { std::slice::from_raw_parts((a.insn_data)(insn) as *const u8, (a.insn_size)(insn)) }
+}
+
+pub extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
+    let r = std::panic::catch_unwind(|| {
+        // SAFETY: tb is the block QEMU is translating.
+        unsafe { translate(tb) }
+    });
+    if r.is_err() {
+        api::outs("internal error while classifying a block; its counts are missing");
+        view().word(word::OVERFLOW).fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+unsafe fn translate(tb: *mut qemu_plugin_tb) {
+    let a = api();
+    let mut profile = Profile::default();
+    // SAFETY: tb and its instructions are valid during this callback.
+    let n = unsafe { (a.tb_n_insns)(tb) };
+    for i in 0..n {
+        // SAFETY: i < n.
+        let insn = unsafe { (a.tb_get_insn)(tb, i) };
+        // SAFETY: as above.
+        let (bytes, vaddr) = unsafe { (insn_bytes(insn), (a.insn_vaddr)(insn)) };
+        let Some(decoded) = flopscope_isa::decode_one(bytes, vaddr) else {
+            *profile.by_slot.entry(SLOT_INSTRUCTIONS).or_default() += 1;
+            continue;
+        };
+        if decoded.encoding() == iced_x86::EncodingKind::EVEX {
+            // SAFETY: registering a callback with leaked user data.
+            unsafe { (a.register_vcpu_insn_exec_cb)(insn, on_unsupported, QEMU_PLUGIN_CB_NO_REGS, unsupported(&decoded)) };
+        }
+        let info = classify(&decoded);
+        if info.mem.dynamic.is_some() {
+            // SAFETY: as above.
+            unsafe { (a.register_vcpu_mem_cb)(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, std::ptr::null_mut()) };
+        }
+        profile.add_insn(&info);
+    }
+    if profile.lost {
+        view().word(word::OVERFLOW).fetch_add(1, Ordering::Relaxed);
+    }
+    let udata = profile.freeze();
+    // SAFETY: the profile lives for the rest of the process.
+    unsafe { (a.register_vcpu_tb_exec_cb)(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, udata) };
+}

@@ -1,0 +1,124 @@
+//! `flopscope count`: run a program natively for time and under an engine for
+//! counts, and report both.
+
+use crate::{plugin, progress};
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use flopscope_engine_qemu::host::{program, run as qemu};
+use flopscope_model::{render, ExitStatus, Report, Seconds};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Args)]
+#[command(after_help = "Examples:\n  flopscope count -- ./triad 1000000\n  flopscope count --format json -o triad.json -- ./triad 1000000\n  flopscope count --no-native --qemu /opt/qemu/bin/qemu-x86_64 -- ./solver")]
+pub struct CountArgs {
+    /// Output format (default: from the -o file's extension, else table).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Write the report to FILE (atomically) instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// The qemu-x86_64 to use (default: the one on PATH).
+    #[arg(long, value_name = "PATH")]
+    qemu: Option<PathBuf>,
+    /// Skip the native timed run (no FLOP/s then).
+    #[arg(long)]
+    no_native: bool,
+    /// The program and its arguments.
+    #[arg(required = true, last = true, value_name = "PROGRAM")]
+    command: Vec<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Table,
+    Json,
+    Csv,
+}
+
+impl Format {
+    fn from_path(p: &std::path::Path) -> Format {
+        match p.extension().and_then(|e| e.to_str()) {
+            Some("json") => Format::Json,
+            Some("csv") => Format::Csv,
+            _ => Format::Table,
+        }
+    }
+}
+
+/// The measured program's exit status as flopscope's own exit code.
+pub fn exit_code_of(status: &ExitStatus) -> i32 {
+    match status {
+        ExitStatus::Code(c) => *c,
+        ExitStatus::Signal(name) => 128 + signal_number(name),
+        ExitStatus::Unknown => crate::EXIT_FLOPSCOPE_ERROR,
+    }
+}
+
+fn signal_number(name: &str) -> i32 {
+    (1..32).find(|s| program::signal_name(*s) == name).unwrap_or(0)
+}
+
+/// Runs the program natively once and returns its wall time.
+fn native_time(argv: &[String]) -> Result<(Seconds, std::process::ExitStatus)> {
+    let exe = program::resolve(&argv[0])?;
+    let start = Instant::now();
+    let status = std::process::Command::new(&exe)
+        .args(&argv[1..])
+        .status()
+        .with_context(|| format!("running {} natively", exe.display()))?;
+    Ok((Seconds(start.elapsed().as_secs_f64()), status))
+}
+
+pub fn run(a: CountArgs) -> Result<i32> {
+    program::qemu_argv(&a.command)?;
+    let format = a.format.unwrap_or_else(|| a.output.as_deref().map(Format::from_path).unwrap_or(Format::Table));
+    let native = if a.no_native { None } else { Some(native_time(&a.command)?) };
+    let work = tempfile::Builder::new().prefix("flopscope-").tempdir().context("creating a temporary directory")?;
+    let opts = qemu::QemuOptions {
+        qemu: a.qemu.clone(),
+        plugin: plugin::path()?,
+        work_dir: work.path().to_path_buf(),
+        progress: progress::stderr_is_terminal(),
+    };
+    let run = qemu::run(&a.command, &opts)?;
+    let mut report = run.report;
+    if let Some((pc, text)) = &run.unsupported {
+        let msg = format!(
+            "the program reached `{text}` at {pc:#x}, an AVX-512 (EVEX) instruction that QEMU 7.2 cannot execute, \
+             and stopped there: rebuild it without AVX-512 (for example -march=x86-64-v3 or -mno-avx512f) to count it \
+             under the emulate engine; counts up to that point are in the report"
+        );
+        eprintln!("flopscope: {msg}");
+        report.warnings.push(msg);
+    }
+    if let Some((t, status)) = native {
+        report.set_native_time(Some(t));
+        if status.code() != exit_code_of(&report.exit_status).into() && status.code().is_some() {
+            report.warnings.push(format!(
+                "the native run exited with {status} but the counted run with {:?}: the two runs may not have done the same work",
+                report.exit_status
+            ));
+        }
+    }
+    report.peak = crate::cmd::peak_ref();
+    emit(&report, format, a.output.as_deref())?;
+    Ok(exit_code_of(&report.exit_status))
+}
+
+/// Writes the report in `format` to `output` (atomically) or standard output.
+pub fn emit(report: &Report, format: Format, output: Option<&std::path::Path>) -> Result<()> {
+    let text = match format {
+        Format::Table => render::table(report),
+        Format::Json => report.to_json(),
+        Format::Csv => render::csv(report),
+    };
+    match output {
+        Some(p) => {
+            flopscope_model::write_atomic(p, text.as_bytes())?;
+            eprintln!("flopscope: wrote {}", p.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}

@@ -1,0 +1,251 @@
+//! Human and spreadsheet renderings of a [`Report`]: the table the CLI prints
+//! and a CSV of the same numbers.
+
+use crate::report::{Region, Report, Summary};
+use crate::vocab::Precision;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// 1234567 -> "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn opt(n: Option<u64>) -> String {
+    n.map(thousands).unwrap_or_else(|| "-".into())
+}
+
+fn width_label(precision: Precision, lanes: u32, width_bits: u32) -> String {
+    if lanes == 1 && precision != Precision::Bf16 {
+        "scalar".into()
+    } else {
+        format!("{width_bits}-bit")
+    }
+}
+
+/// FLOP by (precision, width label), from the instruction rows.
+fn flop_by_width(s: &Summary) -> BTreeMap<(Precision, u32, String), (u64, u64)> {
+    let mut m = BTreeMap::new();
+    for r in &s.fp_instructions {
+        let width = if r.lanes == 1 { 0 } else { r.width_bits };
+        let e = m.entry((r.precision, width, width_label(r.precision, r.lanes, r.width_bits))).or_insert((0, 0));
+        e.0 += r.count;
+        e.1 += r.flop;
+    }
+    m
+}
+
+fn summary_lines(out: &mut String, s: &Summary) {
+    let f = &s.flop;
+    let _ = writeln!(out, "FLOP  {:>20}   (FMA = 2)", thousands(f.total));
+    for p in Precision::ALL {
+        if let Some(n) = f.get(p).filter(|n| *n > 0) {
+            let _ = writeln!(out, "  {:<6}{:>18}", p.key(), thousands(n));
+        }
+    }
+    let rows = flop_by_width(s);
+    if !rows.is_empty() {
+        let _ = writeln!(out, "\nBy precision and width   {:>16} {:>20}", "instructions", "FLOP");
+        for ((p, _, label), (count, flop)) in rows {
+            let _ = writeln!(out, "  {:<6} {:<16} {:>16} {:>20}", p.key(), label, thousands(count), thousands(flop));
+        }
+    }
+    let ops: Vec<String> = s.flop_by_op.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {}", thousands(*n))).collect();
+    if !ops.is_empty() {
+        let _ = writeln!(out, "\nBy operation: {}", ops.join(", "));
+    }
+    if let Some(i) = s.instructions {
+        let _ = writeln!(out, "\nInstructions  {:>20}", thousands(i));
+    }
+    if let Some(b) = s.bytes {
+        let _ = writeln!(out, "Bytes read    {:>20}", thousands(b.read));
+        let _ = writeln!(out, "Bytes written {:>20}", thousands(b.written));
+    }
+    if let Some(m) = &s.mem_accesses {
+        let hist = |h: &BTreeMap<String, u64>| {
+            let mut v: Vec<(u64, u64)> = h.iter().filter_map(|(k, n)| Some((k.parse().ok()?, *n))).collect();
+            v.sort();
+            v.iter().map(|(size, n)| format!("{size}B x {}", thousands(*n))).collect::<Vec<_>>().join(", ")
+        };
+        if !m.read.is_empty() {
+            let _ = writeln!(out, "  reads:  {}", hist(&m.read));
+        }
+        if !m.write.is_empty() {
+            let _ = writeln!(out, "  writes: {}", hist(&m.write));
+        }
+    }
+}
+
+fn region_line(r: &Region) -> String {
+    let b = r.summary.bytes.unwrap_or_default();
+    format!(
+        "  {:<24} {:>8} {:>18} {:>16} {:>16} {:>10} {:>10}",
+        r.name,
+        thousands(r.entries),
+        thousands(r.summary.flop.total),
+        thousands(b.read),
+        thousands(b.written),
+        r.native_time_s.map(|t| format!("{t:.4}")).unwrap_or_else(|| "-".into()),
+        r.gflops.map(|g| format!("{g:.3}")).unwrap_or_else(|| "-".into()),
+    )
+}
+
+/// The table `flopscope count` prints.
+pub fn table(r: &Report) -> String {
+    let mut out = String::new();
+    let status = match &r.exit_status {
+        crate::report::ExitStatus::Code(c) => format!("exit {c}"),
+        crate::report::ExitStatus::Signal(s) => format!("killed by {s}"),
+        crate::report::ExitStatus::Unknown => "exit unknown".into(),
+    };
+    let _ = writeln!(
+        out,
+        "flopscope: {}  [engine {}, {status}, {}]\n",
+        r.command.join(" "),
+        r.engine,
+        if r.complete { "complete" } else { "PARTIAL counts" }
+    );
+    if !r.regions.is_empty() {
+        let _ = writeln!(
+            out,
+            "Regions                    {:>8} {:>18} {:>16} {:>16} {:>10} {:>10}",
+            "entries", "FLOP", "bytes read", "bytes written", "time s", "GFLOP/s"
+        );
+        for reg in &r.regions {
+            let _ = writeln!(out, "{}", region_line(reg));
+        }
+        out.push('\n');
+    }
+    summary_lines(&mut out, &r.summary);
+    let ai = r.arithmetic_intensity;
+    if ai.l1.is_some() || ai.dram.is_some() {
+        let f = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
+        let _ = writeln!(out, "Arithmetic intensity: {} FLOP/byte (L1), {} (DRAM)", f(ai.l1), f(ai.dram));
+    }
+    match (r.native_time_s, r.gflops) {
+        (Some(t), Some(g)) => {
+            let _ = write!(out, "\nNative time {t:.6} s, {g:.3} GFLOP/s");
+            if let (Some(pct), Some(p)) = (r.percent_of_peak(), &r.peak) {
+                let _ = write!(out, " = {pct:.2}% of the {} peak ({:.1} GFLOP/s fp64, {:.1} fp32)", p.source, p.gflops_fp64, p.gflops_fp32);
+            }
+            out.push('\n');
+        }
+        _ => out.push_str("\nNo native time (FLOP/s not measured)\n"),
+    }
+    if r.threads.len() > 1 {
+        let _ = writeln!(out, "\nThreads: {}", r.threads.len());
+        for t in &r.threads {
+            let _ = writeln!(out, "  vCPU {:<4} FLOP {:>18}", t.tid, thousands(t.summary.flop.total));
+        }
+    }
+    for p in &r.processes {
+        let _ = writeln!(out, "\nChild process {}: FLOP {}", p.command.join(" "), thousands(p.summary.flop.total));
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "\nwarning: {w}");
+    }
+    out
+}
+
+/// One CSV row per (scope, precision, width, op): scope is `total`, a region
+/// name, or `thread:N`. Columns are stable.
+pub fn csv(r: &Report) -> String {
+    let mut out = String::from("scope,precision,width_bits,lanes,op,masked,instructions,flop\n");
+    let mut scope = |name: &str, s: &Summary| {
+        for row in &s.fp_instructions {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{}",
+                csv_field(name),
+                row.precision.key(),
+                row.width_bits,
+                row.lanes,
+                row.op.key(),
+                row.masked,
+                row.count,
+                row.flop
+            );
+        }
+    };
+    scope("total", &r.summary);
+    for reg in &r.regions {
+        scope(&reg.name, &reg.summary);
+    }
+    for t in &r.threads {
+        scope(&format!("thread:{}", t.tid), &t.summary);
+    }
+    let b = r.summary.bytes.unwrap_or_default();
+    let _ = writeln!(out, "\nscope,flop,bytes_read,bytes_written,instructions,native_time_s,gflops");
+    let _ = writeln!(
+        out,
+        "total,{},{},{},{},{},{}",
+        r.summary.flop.total,
+        b.read,
+        b.written,
+        opt(r.summary.instructions).replace(',', ""),
+        r.native_time_s.map(|t| t.to_string()).unwrap_or_default(),
+        r.gflops.map(|g| g.to_string()).unwrap_or_default()
+    );
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counts::{Counts, FpKey, FpTally};
+    use crate::vocab::{FlopOp, OpClass};
+
+    fn report() -> Report {
+        let mut c = Counts { instructions: 1_234_567, ..Default::default() };
+        let k = FpKey { precision: Precision::Fp64, width_bits: 256, lanes: 4, op: OpClass::Fma, masked: false };
+        c.fp_instructions.insert(k, FpTally { count: 1000, flop: 8000 });
+        c.flop.insert((Precision::Fp64, FlopOp::Fma), 8000);
+        c.mem_read.insert(32, 2000);
+        let mut r = Report::new("emulate", vec!["./k".into(), "a,b".into()]);
+        r.summary = Summary::from_counts(&c);
+        r.exit_status = crate::report::ExitStatus::Code(0);
+        r.complete = true;
+        r.refresh_derived();
+        r
+    }
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn table_shows_width_rows_bytes_and_intensity() {
+        let t = table(&report());
+        assert!(t.contains("fp64   256-bit                     1,000                8,000"), "{t}");
+        assert!(t.contains("Bytes read                  64,000"), "{t}");
+        assert!(t.contains("Arithmetic intensity: 0.1250 FLOP/byte (L1)"), "{t}");
+        assert!(t.contains("No native time"), "{t}");
+    }
+
+    #[test]
+    fn csv_rows_are_exact_and_quoted() {
+        let c = csv(&report());
+        assert!(c.starts_with("scope,precision,width_bits,lanes,op,masked,instructions,flop\ntotal,fp64,256,4,fma,false,1000,8000\n"), "{c}");
+        assert!(c.contains("total,8000,64000,0,1234567,,"), "{c}");
+    }
+}
