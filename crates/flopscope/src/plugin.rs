@@ -1,7 +1,7 @@
 //! The QEMU plugin, embedded in the binary at build time and written out to
 //! a cache file on first use.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::PathBuf;
 
 static PLUGIN: &[u8] = include_bytes!(env!("FLOPSCOPE_PLUGIN_SO"));
@@ -37,6 +37,8 @@ pub fn path() -> Result<PathBuf> {
             return Ok(p);
         }
     }
-    anyhow::bail!("cannot write the QEMU plugin to {} or the temporary directory", cache_dir().display())
-        .context("set FLOPSCOPE_QEMU_PLUGIN to a writable copy")
+    anyhow::bail!(
+        "cannot write the QEMU plugin to {} or the temporary directory: make one writable, or set FLOPSCOPE_QEMU_PLUGIN to a copy of the plugin",
+        cache_dir().display()
+    )
 }

@@ -30,7 +30,7 @@ pub struct CountArgs {
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
-enum Format {
+pub enum Format {
     Table,
     Json,
     Csv,
