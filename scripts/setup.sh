@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what flopscope and its tests need on Debian 12 / Ubuntu: QEMU user
+# mode (7.2, dynamically linked: plugin support), compilers, OpenMP, MPI.
+# Idempotent: installs only what is missing. Needs root or sudo.
+set -euo pipefail
+need=()
+for pkg in qemu-user gcc g++ gfortran libgomp1 make openmpi-bin libopenmpi-dev; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+done
+if ((${#need[@]})); then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  echo "setup: installing ${need[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+fi
+command -v cargo >/dev/null || { echo "setup: cargo not found: install Rust (https://rustup.rs) first" >&2; exit 1; }
