@@ -17,8 +17,17 @@ pub enum IoError {
 /// Writes `contents` to `path` atomically: a temporary file in the same
 /// directory, flushed and renamed over the target, so that readers never see
 /// a half-written file and a crash leaves the old file intact.
+///
+/// A target that exists and is not a regular file (`/dev/stdout`, a FIFO,
+/// `/dev/null`) is written in place: renaming over it would replace the
+/// device with a file.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), IoError> {
     let err = |source| IoError::Write { path: path.to_path_buf(), source };
+    if let Ok(md) = std::fs::metadata(path) {
+        if !md.is_file() {
+            return std::fs::OpenOptions::new().write(true).open(path).and_then(|mut f| f.write_all(contents)).map_err(err);
+        }
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -62,6 +71,13 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn devices_are_written_in_place_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        write_atomic(Path::new("/dev/null"), b"discarded").unwrap();
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
     }
 
     #[test]
