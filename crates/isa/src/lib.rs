@@ -6,6 +6,22 @@
 //! (the QEMU plugin, the native engine) and every test uses this one table,
 //! implementing shared/reference/flop-rules.md.
 //!
+//! Where things are:
+//! - [`table`]: the one FLOP table ([`table::FLOP_ROWS`], keyed by iced's
+//!   `Mnemonic`: op class, precision, scalar/packed, FLOP per lane) and the
+//!   declared [`table::NOT_FLOP`] list; the completeness test holds every
+//!   floating-point `iced_x86::Code` to one or the other.
+//! - `lanes.rs`: lanes from the operand registers (xmm 128, ymm 256, zmm 512,
+//!   mm 64 bits) and the row's lane width.
+//! - `flop.rs`: a row applied to one instruction (masks, DPPS/DPPD imm8).
+//! - `memory.rs`: bytes read and written, from iced's `used_memory()`, and
+//!   the [`DynamicMem`] cases only the run time can count.
+//!
+//! The classifier takes 64-bit code as [`decode_one`] decodes it; Knights
+//! Corner (MVEX) forms, which need `DecoderOptions::KNC`, share rows with
+//! their EVEX mnemonics but KNC-only mnemonics are not classified.
+//! [`Classifier`] reuses iced's info buffers; [`classify`] keeps one per thread.
+//!
 //! ```
 //! use flopscope_isa::{classify, decode_one};
 //! use flopscope_model::{FlopOp, OpClass, Precision};
@@ -18,6 +34,12 @@
 //! assert_eq!(fp.flop.get(FlopOp::Fma), 8);
 //! ```
 
+mod flop;
+mod lanes;
+mod memory;
+mod not_flop;
+pub mod table;
+
 use flopscope_model::{FlopOp, FpKey};
 
 /// FLOP split by category, for one execution (at most two categories are ever
@@ -29,22 +51,30 @@ pub struct FlopSplit {
 
 impl Default for FlopSplit {
     fn default() -> Self {
-        FlopSplit { parts: [(FlopOp::Other, 0); 2] }
+        FlopSplit {
+            parts: [(FlopOp::Other, 0); 2],
+        }
     }
 }
 
 impl FlopSplit {
-    pub fn one(op: FlopOp, n: u32) -> FlopSplit {
-        FlopSplit { parts: [(op, n), (FlopOp::Other, 0)] }
+    pub const fn one(op: FlopOp, n: u32) -> FlopSplit {
+        FlopSplit {
+            parts: [(op, n), (FlopOp::Other, 0)],
+        }
     }
-    pub fn two(a: (FlopOp, u32), b: (FlopOp, u32)) -> FlopSplit {
+    pub const fn two(a: (FlopOp, u32), b: (FlopOp, u32)) -> FlopSplit {
         FlopSplit { parts: [a, b] }
     }
     pub fn total(&self) -> u32 {
         self.parts[0].1 + self.parts[1].1
     }
     pub fn get(&self, op: FlopOp) -> u32 {
-        self.parts.iter().filter(|(o, _)| *o == op).map(|(_, n)| n).sum()
+        self.parts
+            .iter()
+            .filter(|(o, _)| *o == op)
+            .map(|(_, n)| n)
+            .sum()
     }
     /// The non-zero parts.
     pub fn iter(&self) -> impl Iterator<Item = (FlopOp, u32)> + '_ {
@@ -107,8 +137,40 @@ pub fn decode_one(bytes: &[u8], ip: u64) -> Option<iced_x86::Instruction> {
     (!insn.is_invalid()).then_some(insn)
 }
 
-/// Classifies one decoded instruction.
+/// Classifies decoded instructions, reusing one iced-x86
+/// `InstructionInfoFactory` (its buffers) across calls.
+pub struct Classifier {
+    factory: iced_x86::InstructionInfoFactory,
+}
+
+impl Default for Classifier {
+    fn default() -> Self {
+        Classifier {
+            factory: iced_x86::InstructionInfoFactory::new(),
+        }
+    }
+}
+
+impl Classifier {
+    pub fn new() -> Classifier {
+        Classifier::default()
+    }
+
+    /// Classifies one decoded instruction.
+    pub fn classify(&mut self, insn: &iced_x86::Instruction) -> InsnInfo {
+        let info = self.factory.info(insn);
+        InsnInfo {
+            fp: flop::fp_op(insn),
+            mem: memory::mem_info(insn, info),
+        }
+    }
+}
+
+/// Classifies one decoded instruction, with a [`Classifier`] kept per thread
+/// (scratch buffers only: the result depends on `insn` alone).
 pub fn classify(insn: &iced_x86::Instruction) -> InsnInfo {
-    let _ = insn;
-    todo!("the classifier table")
+    thread_local! {
+        static CLASSIFIER: std::cell::RefCell<Classifier> = std::cell::RefCell::new(Classifier::new());
+    }
+    CLASSIFIER.with(|c| c.borrow_mut().classify(insn))
 }

@@ -1,0 +1,169 @@
+//! Bytes read and written per execution, and the dynamic-traffic markers.
+
+use crate::asm::mem;
+use flopscope_isa::{DynamicMem, MemInfo};
+use iced_x86::code_asm::*;
+
+fn fixed(reads: &[u32], writes: &[u32]) -> MemInfo {
+    MemInfo {
+        reads: reads.to_vec(),
+        writes: writes.to_vec(),
+        dynamic: None,
+    }
+}
+
+fn dynamic(kind: DynamicMem) -> MemInfo {
+    MemInfo {
+        reads: vec![],
+        writes: vec![],
+        dynamic: Some(kind),
+    }
+}
+
+#[test]
+fn loads_stores_and_operands() {
+    assert_eq!(mem(|a| a.movaps(xmm0, xmmword_ptr(rax))), fixed(&[16], &[]));
+    assert_eq!(mem(|a| a.movaps(xmmword_ptr(rax), xmm0)), fixed(&[], &[16]));
+    assert_eq!(
+        mem(|a| a.vmovupd(ymm0, ymmword_ptr(rax))),
+        fixed(&[32], &[])
+    );
+    assert_eq!(
+        mem(|a| a.vaddpd(zmm0, zmm1, qword_bcst(rax))),
+        fixed(&[8], &[])
+    );
+    assert_eq!(mem(|a| a.add(dword_ptr(rax), eax)), fixed(&[4], &[4]));
+    assert_eq!(mem(|a| a.movaps(xmm0, xmm1)), fixed(&[], &[]));
+    assert_eq!(mem(|a| a.fxsave(ptr(rax))), fixed(&[], &[512]));
+    assert_eq!(mem(|a| a.fxrstor(ptr(rax))), fixed(&[512], &[]));
+}
+
+#[test]
+fn stack() {
+    assert_eq!(mem(|a| a.push(rax)), fixed(&[], &[8]));
+    assert_eq!(mem(|a| a.push(qword_ptr(rax))), fixed(&[8], &[8]));
+    assert_eq!(mem(|a| a.pop(rax)), fixed(&[8], &[]));
+    assert_eq!(mem(|a| a.call(0x2000u64)), fixed(&[], &[8]));
+    assert_eq!(mem(|a| a.ret()), fixed(&[8], &[]));
+}
+
+#[test]
+fn conditional_accesses_always_happen() {
+    assert_eq!(mem(|a| a.cmove(eax, dword_ptr(rax))), fixed(&[4], &[]));
+    assert_eq!(mem(|a| a.cmpxchg(dword_ptr(rax), ecx)), fixed(&[4], &[4]));
+    assert_eq!(mem(|a| a.cmpxchg16b(xmmword_ptr(rax))), fixed(&[16], &[16]));
+}
+
+#[test]
+fn no_access() {
+    assert_eq!(mem(|a| a.lea(rax, ptr(rbx + 8))), fixed(&[], &[]));
+    assert_eq!(mem(|a| a.prefetcht0(byte_ptr(rbx))), fixed(&[], &[]));
+    assert_eq!(mem(|a| a.nop_1(dword_ptr(rbx))), fixed(&[], &[]));
+    assert_eq!(mem(|a| a.clflush(byte_ptr(rbx))), fixed(&[], &[]));
+    assert_eq!(
+        mem(|a| a.vgatherpf0dps(ptr(rax + zmm1 * 4).k1())),
+        fixed(&[], &[])
+    );
+}
+
+#[test]
+fn string_instructions() {
+    assert_eq!(mem(|a| a.movsb()), fixed(&[1], &[1]));
+    assert_eq!(mem(|a| a.lodsq()), fixed(&[8], &[]));
+    assert_eq!(mem(|a| a.stosd()), fixed(&[], &[4]));
+    assert_eq!(mem(|a| a.rep().movsb()), dynamic(DynamicMem::RepString));
+    assert_eq!(mem(|a| a.rep().stosq()), dynamic(DynamicMem::RepString));
+    assert_eq!(mem(|a| a.repe().cmpsb()), dynamic(DynamicMem::RepString));
+    assert_eq!(mem(|a| a.repne().scasb()), dynamic(DynamicMem::RepString));
+}
+
+#[test]
+fn masked() {
+    assert_eq!(
+        mem(|a| a.vmaskmovps(ymm0, ymm1, ymmword_ptr(rax))),
+        dynamic(DynamicMem::Masked)
+    );
+    assert_eq!(
+        mem(|a| a.vmaskmovpd(xmmword_ptr(rax), xmm1, xmm0)),
+        dynamic(DynamicMem::Masked)
+    );
+    assert_eq!(
+        mem(|a| a.vpmaskmovd(ymm0, ymm1, ymmword_ptr(rax))),
+        dynamic(DynamicMem::Masked)
+    );
+    assert_eq!(
+        mem(|a| a.maskmovdqu(xmm0, xmm1)),
+        dynamic(DynamicMem::Masked)
+    );
+    assert_eq!(
+        mem(|a| a.vmovups(zmm0.k1(), zmmword_ptr(rax))),
+        dynamic(DynamicMem::Masked)
+    );
+    assert_eq!(
+        mem(|a| a.vmovups(zmmword_ptr(rax).k1(), zmm0)),
+        dynamic(DynamicMem::Masked)
+    );
+    assert_eq!(
+        mem(|a| a.vaddps(zmm0.k1().z(), zmm1, zmmword_ptr(rax))),
+        dynamic(DynamicMem::Masked)
+    );
+    assert_eq!(
+        mem(|a| a.vaddps(zmm0.k1(), zmm1, dword_bcst(rax))),
+        dynamic(DynamicMem::Masked)
+    );
+    // Without an opmask, the same forms are static.
+    assert_eq!(
+        mem(|a| a.vmovups(zmm0, zmmword_ptr(rax))),
+        fixed(&[64], &[])
+    );
+    assert_eq!(
+        mem(|a| a.vmovups(zmmword_ptr(rax), zmm0)),
+        fixed(&[], &[64])
+    );
+}
+
+#[test]
+fn gathers_and_scatters() {
+    assert_eq!(
+        mem(|a| a.vgatherdpd_3(ymm0, ptr(rax + xmm1 * 8), ymm2)),
+        dynamic(DynamicMem::GatherScatter)
+    );
+    assert_eq!(
+        mem(|a| a.vgatherdpd(zmm0.k1(), ptr(rax + ymm1 * 8))),
+        dynamic(DynamicMem::GatherScatter)
+    );
+    assert_eq!(
+        mem(|a| a.vpgatherdd_3(xmm0, ptr(rax + xmm1 * 4), xmm2)),
+        dynamic(DynamicMem::GatherScatter)
+    );
+    assert_eq!(
+        mem(|a| a.vscatterdps(ptr(rax + zmm1 * 4).k1(), zmm0)),
+        dynamic(DynamicMem::GatherScatter)
+    );
+}
+
+#[test]
+fn state_dependent() {
+    assert_eq!(
+        mem(|a| a.xsave(ptr(rax))),
+        dynamic(DynamicMem::StateDependent)
+    );
+    assert_eq!(
+        mem(|a| a.xrstor64(ptr(rax))),
+        dynamic(DynamicMem::StateDependent)
+    );
+    assert_eq!(
+        mem(|a| a.xsaveopt(ptr(rax))),
+        dynamic(DynamicMem::StateDependent)
+    );
+    assert_eq!(
+        mem(|a| a.tileloadd(tmm0, ptr(rax + rbx))),
+        dynamic(DynamicMem::StateDependent)
+    );
+}
+
+#[test]
+fn x87_environment_is_fixed() {
+    assert_eq!(mem(|a| a.fnsave(ptr(rax))), fixed(&[], &[108]));
+    assert_eq!(mem(|a| a.fldenv(ptr(rax))), fixed(&[28], &[]));
+}
