@@ -7,24 +7,34 @@
 //! ```text
 //! 0        header (magic, sizes, used slots/banks, status words, texts)
 //! 4096     slot table: what each counter slot counts (16 bytes a slot)
-//! 12288    bank table: which vCPU owns each bank (16 bytes a bank)
-//! 49152    banks: MAX_BANKS x MAX_SLOTS u64 counters
+//! 12288    bank table: the vCPU and region state of each bank (16 bytes)
+//! 45056    region table: region names (64 bytes each, NUL-terminated)
+//! 61440    state table: the stack of open regions of each state (16 bytes)
+//! 65536    banks: MAX_BANKS x MAX_SLOTS u64 counters
 //! ```
-//! A bank is one vCPU's counters; slots are assigned as the plugin meets new
-//! kinds of instruction, and each slot's kind is written before any bank
-//! uses it.
+//! A bank holds one vCPU's counters while one set of regions is open (its
+//! state; state 0 is "no region open"). Slots are assigned as the plugin
+//! meets new kinds of instruction; each slot's kind, region's name and
+//! state's stack is written before anything refers to it.
 
 use flopscope_model::{FlopOp, OpClass, Precision};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const MAGIC: u64 = u64::from_le_bytes(*b"FLOPSCP1");
-pub const LAYOUT_VERSION: u64 = 1;
+pub const LAYOUT_VERSION: u64 = 2;
 pub const MAX_SLOTS: usize = 512;
 pub const MAX_BANKS: usize = 2048;
 
 pub const SLOT_TABLE: usize = 4096;
 pub const BANK_TABLE: usize = SLOT_TABLE + MAX_SLOTS * 16;
-pub const BANKS: usize = 49152;
+pub const REGION_TABLE: usize = BANK_TABLE + MAX_BANKS * 16;
+pub const MAX_REGIONS: usize = 256;
+pub const REGION_NAME_BYTES: usize = 64;
+pub const STATE_TABLE: usize = REGION_TABLE + MAX_REGIONS * REGION_NAME_BYTES;
+pub const MAX_STATES: usize = 256;
+/// Deepest nesting of regions a state records.
+pub const MAX_DEPTH: usize = 8;
+pub const BANKS: usize = 65536;
 pub const FILE_BYTES: usize = BANKS + MAX_BANKS * MAX_SLOTS * 8;
 
 /// Header words (u64 index into the header).
@@ -41,10 +51,18 @@ pub mod word {
     pub const OVERFLOW: usize = 6;
     /// Process id of the emulated process.
     pub const PID: usize = 7;
+    /// Region ids in use (id 0 is unused: ids start at 1).
+    pub const REGIONS_USED: usize = 8;
+    /// Region states in use (state 0, no region open, always exists).
+    pub const STATES_USED: usize = 9;
+    /// Region ends that matched no open region, or closed inner ones.
+    pub const MISMATCHES: usize = 10;
 }
 /// Byte offset of the text describing the unsupported instruction (NUL-terminated).
 pub const UNSUPPORTED_TEXT: usize = 512;
 pub const TEXT_BYTES: usize = 256;
+/// Byte offset of the text describing the first region mismatch.
+pub const MISMATCH_TEXT: usize = UNSUPPORTED_TEXT + TEXT_BYTES;
 
 /// Fixed slots: every file has them, so memory callbacks need no lookup.
 pub const SLOT_INSTRUCTIONS: u32 = 0;
@@ -53,7 +71,9 @@ pub const SLOT_MEM_READ_SHIFT0: u32 = 1;
 /// Writes of 1 << shift bytes seen at run time (shift 0..=4).
 pub const SLOT_MEM_WRITE_SHIFT0: u32 = 6;
 pub const MAX_MEM_SHIFT: u32 = 4;
-pub const FIXED_SLOTS: u32 = 11;
+/// Entries into the innermost region of the bank's state.
+pub const SLOT_REGION_ENTRIES: u32 = 11;
+pub const FIXED_SLOTS: u32 = 12;
 
 /// What one counter slot counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,6 +87,8 @@ pub enum SlotKind {
     Flop { precision: Precision, op: FlopOp },
     MemRead { size: u32 },
     MemWrite { size: u32 },
+    /// Entries into the innermost open region.
+    RegionEntries,
 }
 
 fn index_of<T: PartialEq>(all: &[T], x: &T) -> u8 {
@@ -79,6 +101,7 @@ impl SlotKind {
         let mut v = vec![SlotKind::Instructions];
         v.extend((0..=MAX_MEM_SHIFT).map(|s| SlotKind::MemRead { size: 1 << s }));
         v.extend((0..=MAX_MEM_SHIFT).map(|s| SlotKind::MemWrite { size: 1 << s }));
+        v.push(SlotKind::RegionEntries);
         v
     }
 
@@ -109,6 +132,7 @@ impl SlotKind {
             }
             SlotKind::MemRead { size } => put(4, 0, 0, 0, size, 0, 0),
             SlotKind::MemWrite { size } => put(5, 0, 0, 0, size, 0, 0),
+            SlotKind::RegionEntries => put(6, 0, 0, 0, 0, 0, 0),
         }
         b
     }
@@ -130,6 +154,7 @@ impl SlotKind {
             3 => SlotKind::Flop { precision: *Precision::ALL.get(b[1] as usize)?, op: *FlopOp::ALL.get(b[2] as usize)? },
             4 => SlotKind::MemRead { size: p },
             5 => SlotKind::MemWrite { size: p },
+            6 => SlotKind::RegionEntries,
             _ => return None,
         })
     }
@@ -187,10 +212,31 @@ impl View {
         SlotKind::decode(self.bytes(SLOT_TABLE + slot * 16, 16))
     }
 
+    fn u32_at(&self, offset: usize) -> u32 {
+        u32::from_le_bytes(self.bytes(offset, 4).try_into().expect("4 bytes"))
+    }
+
     /// vCPU index owning bank `b`.
     pub fn bank_vcpu(&self, b: usize) -> u32 {
-        let bytes = self.bytes(BANK_TABLE + b * 16, 4);
-        u32::from_le_bytes(bytes.try_into().expect("4 bytes"))
+        self.u32_at(BANK_TABLE + b * 16)
+    }
+
+    /// Region state of bank `b`.
+    pub fn bank_state(&self, b: usize) -> u32 {
+        self.u32_at(BANK_TABLE + b * 16 + 4)
+    }
+
+    /// Name of region `id` (ids start at 1).
+    pub fn region_name(&self, id: usize) -> String {
+        let raw = self.bytes(REGION_TABLE + id * REGION_NAME_BYTES, REGION_NAME_BYTES);
+        let end = raw.iter().position(|b| *b == 0).unwrap_or(raw.len());
+        String::from_utf8_lossy(&raw[..end]).into_owned()
+    }
+
+    /// The open regions of `state`, outermost first.
+    pub fn state_stack(&self, state: usize) -> Vec<u16> {
+        let raw = self.bytes(STATE_TABLE + state * 16, 16);
+        raw.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).take_while(|id| *id != 0).collect()
     }
 
     /// A NUL-terminated text field.
@@ -219,6 +265,7 @@ mod tests {
             SlotKind::Flop { precision: Precision::Fp16, op: FlopOp::Rcp },
             SlotKind::MemRead { size: 512 },
             SlotKind::MemWrite { size: 10 },
+            SlotKind::RegionEntries,
         ];
         for k in kinds {
             assert_eq!(SlotKind::decode(&k.encode()), Some(k));
@@ -238,7 +285,9 @@ mod tests {
     #[test]
     fn regions_of_the_file_do_not_overlap() {
         assert!(UNSUPPORTED_TEXT + TEXT_BYTES <= SLOT_TABLE);
-        assert!(BANK_TABLE + MAX_BANKS * 16 <= BANKS);
+        assert!(MISMATCH_TEXT + TEXT_BYTES <= SLOT_TABLE);
+        assert!(STATE_TABLE + MAX_STATES * 16 <= BANKS);
+        assert_eq!(MAX_DEPTH * 2, 16);
         assert_eq!(BANKS % 4096, 0);
     }
 }
@@ -255,5 +304,7 @@ pub unsafe fn format_new(view: &View, pid: u64) {
         unsafe { view.write_bytes(SLOT_TABLE + i * 16, &kind.encode()) };
     }
     view.word(word::PID).store(pid, Ordering::Relaxed);
+    view.word(word::REGIONS_USED).store(1, Ordering::Relaxed);
+    view.word(word::STATES_USED).store(1, Ordering::Relaxed);
     view.word(word::SLOTS_USED).store(u64::from(FIXED_SLOTS), Ordering::Release);
 }

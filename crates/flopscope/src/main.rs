@@ -8,6 +8,7 @@
 mod cmd;
 mod plugin;
 mod progress;
+mod regions;
 
 use clap::{Parser, Subcommand};
 

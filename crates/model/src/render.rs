@@ -84,6 +84,15 @@ fn summary_lines(out: &mut String, s: &Summary) {
     }
 }
 
+/// Seconds with a unit that keeps three significant digits visible.
+pub fn duration(s: f64) -> String {
+    match s {
+        s if s >= 1.0 => format!("{s:.3} s"),
+        s if s >= 1e-3 => format!("{:.3} ms", s * 1e3),
+        s => format!("{:.3} us", s * 1e6),
+    }
+}
+
 fn region_line(r: &Region) -> String {
     let b = r.summary.bytes.unwrap_or_default();
     format!(
@@ -93,7 +102,7 @@ fn region_line(r: &Region) -> String {
         thousands(r.summary.flop.total),
         thousands(b.read),
         thousands(b.written),
-        r.native_time_s.map(|t| format!("{t:.4}")).unwrap_or_else(|| "-".into()),
+        r.native_time_s.map(duration).unwrap_or_else(|| "-".into()),
         r.gflops.map(|g| format!("{g:.3}")).unwrap_or_else(|| "-".into()),
     )
 }
@@ -117,10 +126,14 @@ pub fn table(r: &Report) -> String {
         let _ = writeln!(
             out,
             "Regions                    {:>8} {:>18} {:>16} {:>16} {:>10} {:>10}",
-            "entries", "FLOP", "bytes read", "bytes written", "time s", "GFLOP/s"
+            "entries", "FLOP", "bytes read", "bytes written", "time", "GFLOP/s"
         );
         for reg in &r.regions {
             let _ = writeln!(out, "{}", region_line(reg));
+        }
+        if let Some(u) = &r.unmarked {
+            let rest = Region { name: "(unmarked)".into(), summary: u.clone(), ..Default::default() };
+            let _ = writeln!(out, "{}", region_line(&rest).replacen("       0 ", "       - ", 1));
         }
         out.push('\n');
     }
@@ -223,6 +236,13 @@ mod tests {
         r.complete = true;
         r.refresh_derived();
         r
+    }
+
+    #[test]
+    fn durations_pick_a_readable_unit() {
+        assert_eq!(duration(2.5), "2.500 s");
+        assert_eq!(duration(0.0125), "12.500 ms");
+        assert_eq!(duration(11.5e-6), "11.500 us");
     }
 
     #[test]

@@ -245,6 +245,9 @@ pub struct Report {
     pub processes: Vec<Report>,
     #[serde(default)]
     pub regions: Vec<Region>,
+    /// Counts outside every region; present when the program marked regions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmarked: Option<Summary>,
     #[serde(default)]
     pub warnings: Vec<String>,
 }
@@ -267,6 +270,7 @@ impl Report {
             threads: Vec::new(),
             processes: Vec::new(),
             regions: Vec::new(),
+            unmarked: None,
             warnings: Vec::new(),
         }
     }

@@ -34,6 +34,22 @@ pub struct FileCounts {
     pub overflow: u64,
     /// An instruction QEMU cannot execute that the program reached.
     pub unsupported: Option<(u64, String)>,
+    /// Marked regions, in order of first entry; nested regions count
+    /// inclusively (an inner region's work is also its outer region's).
+    pub regions: Vec<RegionCounts>,
+    /// Counts outside every region (when any region was entered).
+    pub unmarked: Counts,
+    /// Region ends that did not match, and the first one described.
+    pub mismatches: u64,
+    pub mismatch_text: String,
+}
+
+/// One marked region's counts.
+#[derive(Debug, Clone, Default)]
+pub struct RegionCounts {
+    pub name: String,
+    pub entries: u64,
+    pub counts: Counts,
 }
 
 impl CounterFile {
@@ -107,17 +123,42 @@ impl CounterFile {
         if pc != 0 {
             out.unsupported = Some((pc, v.text(layout::UNSUPPORTED_TEXT)));
         }
+        out.mismatches = layout::load(v.word(word::MISMATCHES));
+        if out.mismatches > 0 {
+            out.mismatch_text = v.text(layout::MISMATCH_TEXT);
+        }
+        let n_regions = (layout::load(v.word(word::REGIONS_USED)) as usize).min(layout::MAX_REGIONS);
+        let mut regions: Vec<RegionCounts> =
+            (0..n_regions).map(|id| RegionCounts { name: v.region_name(id), ..Default::default() }).collect();
         for b in 0..banks {
             let mut c = Counts::default();
+            let mut entries = 0;
             for (s, kind) in kinds.iter().enumerate() {
                 let n = layout::load(v.counter(b, s));
-                if let (Some(kind), true) = (kind, n > 0) {
-                    add_slot(&mut c, *kind, n);
+                match (kind, n) {
+                    (_, 0) => {}
+                    (Some(SlotKind::RegionEntries), n) => entries += n,
+                    (Some(kind), n) => add_slot(&mut c, *kind, n),
+                    (None, _) => {}
                 }
+            }
+            let stack = v.state_stack(v.bank_state(b) as usize);
+            if let Some(top) = stack.last().and_then(|id| regions.get_mut(*id as usize)) {
+                top.entries += entries;
+            }
+            for id in &stack {
+                if let Some(r) = regions.get_mut(*id as usize) {
+                    r.counts.merge(&c);
+                }
+            }
+            if stack.is_empty() {
+                out.unmarked.merge(&c);
             }
             out.total.merge(&c);
             out.per_vcpu.entry(v.bank_vcpu(b)).or_default().merge(&c);
         }
+        // Region ids start at 1; keep the regions the program entered.
+        out.regions = regions.into_iter().skip(1).filter(|r| r.entries > 0 || r.counts != Counts::default()).collect();
         Ok(out)
     }
 }
@@ -133,6 +174,7 @@ fn add_slot(c: &mut Counts, kind: SlotKind, n: u64) {
         SlotKind::Flop { precision, op } => *c.flop.entry((precision, op)).or_default() += n,
         SlotKind::MemRead { size } => *c.mem_read.entry(size).or_default() += n,
         SlotKind::MemWrite { size } => *c.mem_write.entry(size).or_default() += n,
+        SlotKind::RegionEntries => {}
     }
 }
 

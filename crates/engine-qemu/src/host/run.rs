@@ -3,7 +3,7 @@
 
 use super::counters::{child_files, CounterFile, FileCounts};
 use super::program::{qemu_argv, signal_name, ProgramError};
-use flopscope_model::{ExitStatus, Report, Summary, ThreadRow};
+use flopscope_model::{ExitStatus, Region, Report, Summary, ThreadRow};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -37,6 +37,8 @@ pub struct QemuOptions {
     pub work_dir: PathBuf,
     /// Show instructions counted so far on stderr.
     pub progress: bool,
+    /// SDE SSC mark values that begin and end the `ssc:START-STOP` region.
+    pub ssc_marks: Option<(u32, u32)>,
 }
 
 /// Finds `qemu-x86_64` and checks that it can load plugins.
@@ -66,11 +68,15 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     let qargv = qemu_argv(argv)?;
     let counter_path = opts.work_dir.join("counters");
     let counters = CounterFile::create(&counter_path).map_err(|e| QemuError::CounterFile(counter_path.clone(), e))?;
+    let mut plugin_arg = format!("{},out={}", opts.plugin.display(), counter_path.display());
+    if let Some((start, stop)) = opts.ssc_marks {
+        plugin_arg.push_str(&format!(",ssc_start={start:#x},ssc_stop={stop:#x}"));
+    }
     let mut child = Command::new(&qemu)
         .arg("-cpu")
         .arg("max")
         .arg("-plugin")
-        .arg(format!("{},out={}", opts.plugin.display(), counter_path.display()))
+        .arg(plugin_arg)
         .args(&qargv)
         .spawn()
         .map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
@@ -108,6 +114,23 @@ fn report_of(argv: &[String], c: &FileCounts, exit_status: ExitStatus) -> Report
     let mut r = Report::new("emulate", argv.to_vec());
     r.summary = Summary::from_counts(&c.total);
     r.threads = c.per_vcpu.iter().map(|(tid, t)| ThreadRow { tid: u64::from(*tid), summary: Summary::from_counts(t) }).collect();
+    r.regions = c
+        .regions
+        .iter()
+        .map(|reg| Region {
+            name: reg.name.clone(),
+            entries: reg.entries,
+            summary: Summary::from_counts(&reg.counts),
+            native_time_s: None,
+            gflops: None,
+        })
+        .collect();
+    if !c.regions.is_empty() {
+        r.unmarked = Some(Summary::from_counts(&c.unmarked));
+    }
+    if c.mismatches > 0 {
+        r.warnings.push(format!("{} region marker(s) did not match: {}", c.mismatches, c.mismatch_text));
+    }
     let exited = matches!(exit_status, ExitStatus::Code(_));
     r.exit_status = exit_status;
     r.complete = exited && c.overflow == 0;

@@ -2,7 +2,8 @@
 //! the process-level events (fork, exit).
 
 use super::api::{self, qemu_plugin_id_t};
-use crate::layout::{self, word, SlotKind, View, BANK_TABLE, FILE_BYTES, MAX_BANKS, MAX_SLOTS, SLOT_TABLE};
+use super::regions::{BANK_OF, VCPU_STATE};
+use crate::layout::{self, word, SlotKind, View, BANKS, BANK_TABLE, FILE_BYTES, MAX_BANKS, MAX_SLOTS, MAX_STATES, REGION_TABLE, SLOT_TABLE};
 use std::collections::HashMap;
 use std::ffi::{c_uint, c_void};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -13,8 +14,9 @@ pub const MAX_VCPUS: usize = 1024;
 
 /// Base of the current counter-file mapping.
 static BASE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
-/// Each vCPU's bank, set by that vCPU's own thread on its first block.
-static VCPU_BANK: [AtomicPtr<u64>; MAX_VCPUS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_VCPUS];
+/// Each vCPU's current bank (for its current region state), set by that
+/// vCPU's own thread.
+pub static VCPU_BANK: [AtomicPtr<u64>; MAX_VCPUS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_VCPUS];
 /// Where counts go when no bank is free: never read, so they are lost, but
 /// the loss is itself counted in the header.
 static mut OVERFLOW_BANK: [u64; MAX_SLOTS] = [0; MAX_SLOTS];
@@ -93,18 +95,38 @@ pub fn slot_for(kind: SlotKind) -> Option<u32> {
     Some(next as u32)
 }
 
-#[cold]
-fn new_bank(vcpu: usize) -> *mut u64 {
+/// The bank of `vcpu` in region `state`, allocated on first use.
+pub fn bank_for(vcpu: usize, state: u32) -> *mut u64 {
+    let key = vcpu * MAX_STATES + state as usize;
+    if vcpu < MAX_VCPUS && (state as usize) < MAX_STATES {
+        let p = BANK_OF[key].load(Ordering::Relaxed);
+        if !p.is_null() {
+            return p;
+        }
+    }
     let v = view();
     let b = v.word(word::BANKS_USED).fetch_add(1, Ordering::AcqRel) as usize;
-    if b >= MAX_BANKS || vcpu >= MAX_VCPUS {
+    if b >= MAX_BANKS || vcpu >= MAX_VCPUS || state as usize >= MAX_STATES {
         v.word(word::OVERFLOW).fetch_add(1, Ordering::Relaxed);
         return std::ptr::addr_of_mut!(OVERFLOW_BANK) as *mut u64;
     }
+    let mut desc = [0u8; 8];
+    desc[..4].copy_from_slice(&(vcpu as u32).to_le_bytes());
+    desc[4..].copy_from_slice(&state.to_le_bytes());
     // SAFETY: bank-table entry b belongs to this thread alone (fetch_add above).
-    unsafe { v.write_bytes(BANK_TABLE + b * 16, &(vcpu as u32).to_le_bytes()) };
+    unsafe { v.write_bytes(BANK_TABLE + b * 16, &desc) };
     let bank = v.bank(b);
-    VCPU_BANK[vcpu].store(bank, Ordering::Release);
+    BANK_OF[key].store(bank, Ordering::Relaxed);
+    bank
+}
+
+#[cold]
+fn new_bank(vcpu: usize) -> *mut u64 {
+    let state = if vcpu < MAX_VCPUS { VCPU_STATE[vcpu].load(Ordering::Relaxed) } else { 0 };
+    let bank = bank_for(vcpu, state);
+    if vcpu < MAX_VCPUS {
+        VCPU_BANK[vcpu].store(bank, Ordering::Relaxed);
+    }
     bank
 }
 
@@ -168,13 +190,18 @@ fn start_child_file(pid: u64) -> Result<(), String> {
     let v = unsafe { View::new(base) };
     // SAFETY: as above.
     unsafe { layout::format_new(&v, pid) };
-    // Blocks translated before the fork keep their slot numbers: copy the table.
-    let used = layout::load(old.word(word::SLOTS_USED)) as usize;
+    // Blocks translated before the fork keep their slot, region and state
+    // numbers: copy those tables (not the bank table: the child starts at zero).
     // SAFETY: as above.
-    unsafe { v.write_bytes(SLOT_TABLE, old.bytes(SLOT_TABLE, used * 16)) };
-    v.word(word::SLOTS_USED).store(used as u64, Ordering::Release);
+    unsafe {
+        v.write_bytes(SLOT_TABLE, old.bytes(SLOT_TABLE, BANK_TABLE - SLOT_TABLE));
+        v.write_bytes(REGION_TABLE, old.bytes(REGION_TABLE, BANKS - REGION_TABLE));
+    }
+    for w in [word::SLOTS_USED, word::REGIONS_USED, word::STATES_USED] {
+        v.word(w).store(layout::load(old.word(w)), Ordering::Release);
+    }
     BASE.store(base, Ordering::Release);
-    for b in &VCPU_BANK {
+    for b in VCPU_BANK.iter().chain(BANK_OF.iter()) {
         b.store(std::ptr::null_mut(), Ordering::Relaxed);
     }
     *PATH.lock().map_err(|_| "path poisoned")? = path;

@@ -10,6 +10,8 @@
 //!   strings, masked moves, gathers, XSAVE) get per-access memory callbacks.
 
 mod bank;
+mod markers;
+mod regions;
 mod translate;
 
 pub mod api;
@@ -56,14 +58,31 @@ fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), St
         return Err("the flopscope plugin counts user-mode programs (qemu-x86_64), not system emulation".into());
     }
     let mut out = None;
+    let mut ssc = (0u64, 0u64);
+    let number = |v: &str| -> Result<u64, String> {
+        let parsed = match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16),
+            None => v.parse(),
+        };
+        parsed.map_err(|_| format!("plugin argument value `{v}` is not a number"))
+    };
     for a in args {
         match a.split_once('=') {
             Some(("out", path)) => out = Some(path.to_string()),
-            _ => return Err(format!("unknown plugin argument `{a}` (expected out=PATH)")),
+            Some(("ssc_start", v)) => ssc.0 = number(v)?,
+            Some(("ssc_stop", v)) => ssc.1 = number(v)?,
+            _ => return Err(format!("unknown plugin argument `{a}` (expected out=PATH, ssc_start=N, ssc_stop=N)")),
         }
     }
     let out = out.ok_or("missing plugin argument out=PATH (the counter file made by flopscope)")?;
     bank::open_counter_file(&out)?;
+    if ssc != (0, 0) {
+        let name = format!("ssc:{:#x}-{:#x}", ssc.0, ssc.1);
+        let id = regions::region_id(name.as_bytes()).ok_or("cannot register the SSC region")?;
+        markers::SSC_START.store(ssc.0, std::sync::atomic::Ordering::Relaxed);
+        markers::SSC_STOP.store(ssc.1, std::sync::atomic::Ordering::Relaxed);
+        markers::SSC_REGION.store(u64::from(id), std::sync::atomic::Ordering::Relaxed);
+    }
     // SAFETY: registering callbacks with their v1 signatures.
     unsafe {
         (api.register_vcpu_tb_trans_cb)(id, translate::on_tb_trans);

@@ -2,6 +2,8 @@
 
 use super::api::{self, api, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_tb, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW};
 use super::bank::{bank_of, bump, slot_for, view};
+use super::markers::{self, Marker};
+use super::regions;
 use crate::layout::{word, SlotKind, MAX_MEM_SHIFT, SLOT_INSTRUCTIONS, SLOT_MEM_READ_SHIFT0, SLOT_MEM_WRITE_SHIFT0, TEXT_BYTES, UNSUPPORTED_TEXT};
 use flopscope_isa::{classify, InsnInfo};
 use std::collections::BTreeMap;
@@ -65,24 +67,23 @@ impl Profile {
         }
     }
 
-    /// Freezes into a leaked array whose first item holds the length; it is
-    /// the user data of the block's execution callback for the life of QEMU.
-    fn freeze(self) -> *mut c_void {
+    /// Freezes into a leaked array whose first item holds the length; it
+    /// lives, as callback user data, for the life of QEMU.
+    fn freeze(self) -> *const Item {
         let mut items = vec![Item { slot: 0, inc: 0 }];
         for (slot, n) in self.by_slot {
             // A block has at most a few hundred instructions: increments fit.
             items.push(Item { slot, inc: u32::try_from(n).unwrap_or(u32::MAX) });
         }
         items[0].slot = (items.len() - 1) as u32;
-        Box::leak(items.into_boxed_slice()).as_mut_ptr() as *mut c_void
+        Box::leak(items.into_boxed_slice()).as_ptr()
     }
 }
 
-/// Execution-time callback: one per block execution.
-extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
-    let items = udata as *const Item;
-    let bank = bank_of(vcpu);
-    // SAFETY: udata is a frozen profile: a length item then that many items.
+/// Adds a frozen profile into a bank.
+#[inline(always)]
+fn add_items(bank: *mut u64, items: *const Item) {
+    // SAFETY: a frozen profile: a length item then that many items.
     unsafe {
         let n = (*items).slot as usize;
         for i in 1..=n {
@@ -90,6 +91,48 @@ extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
             bump(bank, it.slot, u64::from(it.inc));
         }
     }
+}
+
+/// A marker instruction and the profile of the instructions after it (up to
+/// the next marker or the end of the block).
+struct Site {
+    marker: Marker,
+    /// Host address minus guest address (user mode maps guest memory linearly).
+    host_delta: i64,
+    rest: *const Item,
+}
+
+/// Before an SSC mark's `64 67 90` executes: switch region, then count the
+/// rest of the block in the new region.
+extern "C" fn on_ssc(vcpu: c_uint, udata: *mut c_void) {
+    // SAFETY: udata is a leaked Site.
+    let site = unsafe { &*(udata as *const Site) };
+    let bank = match site.marker {
+        Marker::Ssc(value) => markers::ssc_event(value).map(|e| regions::transition(vcpu, e)),
+        Marker::Named(_) => None,
+    };
+    add_items(bank.unwrap_or_else(|| bank_of(vcpu)), site.rest);
+}
+
+/// After a named marker loaded the first byte of the region's name.
+extern "C" fn on_named(vcpu: c_uint, _info: u32, vaddr: u64, udata: *mut c_void) {
+    // SAFETY: udata is a leaked Site.
+    let site = unsafe { &*(udata as *const Site) };
+    let bank = match site.marker {
+        Marker::Named(kind) => {
+            let host = (vaddr as i64).wrapping_add(site.host_delta) as *const u8;
+            // SAFETY: the program just read this address as a C string's first byte.
+            let name = unsafe { markers::read_name(host) };
+            markers::named(vcpu, kind, &name)
+        }
+        Marker::Ssc(_) => None,
+    };
+    add_items(bank.unwrap_or_else(|| bank_of(vcpu)), site.rest);
+}
+
+/// Execution-time callback: one per block execution.
+extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
+    add_items(bank_of(vcpu), udata as *const Item);
 }
 
 /// Run-time memory callback for instructions whose traffic only shows when
@@ -152,7 +195,10 @@ pub extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
 
 unsafe fn translate(tb: *mut qemu_plugin_tb) {
     let a = api();
-    let mut profile = Profile::default();
+    let mut head = Profile::default();
+    // Markers met so far, each with the profile that follows it.
+    let mut sites: Vec<(*mut qemu_plugin_insn, Marker, i64, Profile)> = Vec::new();
+    let mut prev: Option<iced_x86::Instruction> = None;
     // SAFETY: tb and its instructions are valid during this callback.
     let n = unsafe { (a.tb_n_insns)(tb) };
     for i in 0..n {
@@ -160,10 +206,33 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
         let insn = unsafe { (a.tb_get_insn)(tb, i) };
         // SAFETY: as above.
         let (bytes, vaddr) = unsafe { (insn_bytes(insn), (a.insn_vaddr)(insn)) };
+        let current = match sites.last_mut() {
+            Some(s) => &mut s.3,
+            None => &mut head,
+        };
         let Some(decoded) = flopscope_isa::decode_one(bytes, vaddr) else {
-            *profile.by_slot.entry(SLOT_INSTRUCTIONS).or_default() += 1;
+            *current.by_slot.entry(SLOT_INSTRUCTIONS).or_default() += 1;
+            prev = None;
             continue;
         };
+        match markers::recognise(bytes, &decoded, prev.as_ref()) {
+            Some(m @ Marker::Ssc(value)) if markers::ssc_event(value).is_some() => {
+                let mut after = Profile::default();
+                after.add_insn(&classify(&decoded));
+                sites.push((insn, m, 0, after));
+                prev = Some(decoded);
+                continue;
+            }
+            Some(m @ Marker::Named(_)) => {
+                // SAFETY: as above.
+                let host = unsafe { (a.insn_haddr)(insn) } as i64;
+                // The marker itself is not counted: it is flopscope's, not the program's work.
+                sites.push((insn, m, host.wrapping_sub(vaddr as i64), Profile::default()));
+                prev = Some(decoded);
+                continue;
+            }
+            _ => {}
+        }
         if decoded.encoding() == iced_x86::EncodingKind::EVEX {
             // SAFETY: registering a callback with leaked user data.
             unsafe { (a.register_vcpu_insn_exec_cb)(insn, on_unsupported, QEMU_PLUGIN_CB_NO_REGS, unsupported(&decoded)) };
@@ -173,12 +242,23 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
             // SAFETY: as above.
             unsafe { (a.register_vcpu_mem_cb)(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, std::ptr::null_mut()) };
         }
-        profile.add_insn(&info);
+        current.add_insn(&info);
+        prev = Some(decoded);
     }
-    if profile.lost {
+    let lost = head.lost || sites.iter().any(|s| s.3.lost);
+    if lost {
         view().word(word::OVERFLOW).fetch_add(1, Ordering::Relaxed);
     }
-    let udata = profile.freeze();
     // SAFETY: the profile lives for the rest of the process.
-    unsafe { (a.register_vcpu_tb_exec_cb)(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, udata) };
+    unsafe { (a.register_vcpu_tb_exec_cb)(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, head.freeze() as *mut c_void) };
+    for (insn, marker, host_delta, rest) in sites {
+        let site = Box::into_raw(Box::new(Site { marker, host_delta, rest: rest.freeze() })) as *mut c_void;
+        // SAFETY: registering callbacks with leaked user data.
+        unsafe {
+            match marker {
+                Marker::Ssc(_) => (a.register_vcpu_insn_exec_cb)(insn, on_ssc, QEMU_PLUGIN_CB_NO_REGS, site),
+                Marker::Named(_) => (a.register_vcpu_mem_cb)(insn, on_named, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, site),
+            }
+        }
+    }
 }

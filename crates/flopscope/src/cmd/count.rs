@@ -1,7 +1,7 @@
 //! `flopscope count`: run a program natively for time and under an engine for
 //! counts, and report both.
 
-use crate::{plugin, progress};
+use crate::{plugin, progress, regions};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use flopscope_engine_qemu::host::{program, run as qemu};
@@ -24,9 +24,24 @@ pub struct CountArgs {
     /// Skip the native timed run (no FLOP/s then).
     #[arg(long)]
     no_native: bool,
+    /// Count the code between SDE SSC marks as a region, from this mark
+    /// value (as `__SSC_MARK(0x111)` emits; every start..stop pair counts).
+    #[arg(long, value_name = "N", value_parser = parse_mark, requires = "stop_mark")]
+    start_mark: Option<u32>,
+    /// The SSC mark value that ends the region (with --start-mark).
+    #[arg(long, value_name = "N", value_parser = parse_mark, requires = "start_mark")]
+    stop_mark: Option<u32>,
     /// The program and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM")]
     command: Vec<String>,
+}
+
+fn parse_mark(s: &str) -> Result<u32, String> {
+    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    parsed.map_err(|_| format!("`{s}` is not a mark value: give a number such as 0x111 or 273"))
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -59,27 +74,39 @@ fn signal_number(name: &str) -> i32 {
     (1..32).find(|s| program::signal_name(*s) == name).unwrap_or(0)
 }
 
-/// Runs the program natively once and returns its wall time.
-fn native_time(argv: &[String]) -> Result<(Seconds, std::process::ExitStatus)> {
+/// The native timed run: wall time, exit status, and the region times the
+/// program's markers recorded.
+struct NativeRun {
+    time: Seconds,
+    status: std::process::ExitStatus,
+    regions: regions::RegionTimes,
+}
+
+/// Runs the program natively once, asking its markers to record region times.
+fn native_run(argv: &[String], work: &std::path::Path) -> Result<NativeRun> {
     let exe = program::resolve(&argv[0])?;
+    let times = work.join("region-times");
     let start = Instant::now();
     let status = std::process::Command::new(&exe)
         .args(&argv[1..])
+        .env("FLOPSCOPE_REGION_TIMES", &times)
         .status()
         .with_context(|| format!("running {} natively", exe.display()))?;
-    Ok((Seconds(start.elapsed().as_secs_f64()), status))
+    let time = Seconds(start.elapsed().as_secs_f64());
+    Ok(NativeRun { time, status, regions: regions::read_times(&times)? })
 }
 
 pub fn run(a: CountArgs) -> Result<i32> {
     program::qemu_argv(&a.command)?;
     let format = a.format.unwrap_or_else(|| a.output.as_deref().map(Format::from_path).unwrap_or(Format::Table));
-    let native = if a.no_native { None } else { Some(native_time(&a.command)?) };
     let work = tempfile::Builder::new().prefix("flopscope-").tempdir().context("creating a temporary directory")?;
+    let native = if a.no_native { None } else { Some(native_run(&a.command, work.path())?) };
     let opts = qemu::QemuOptions {
         qemu: a.qemu.clone(),
         plugin: plugin::path()?,
         work_dir: work.path().to_path_buf(),
         progress: progress::stderr_is_terminal(),
+        ssc_marks: a.start_mark.zip(a.stop_mark),
     };
     let run = qemu::run(&a.command, &opts)?;
     let mut report = run.report;
@@ -92,12 +119,13 @@ pub fn run(a: CountArgs) -> Result<i32> {
         eprintln!("flopscope: {msg}");
         report.warnings.push(msg);
     }
-    if let Some((t, status)) = native {
-        report.set_native_time(Some(t));
-        if status.code() != exit_code_of(&report.exit_status).into() && status.code().is_some() {
+    if let Some(n) = native {
+        regions::apply_times(&mut report, &n.regions);
+        report.set_native_time(Some(n.time));
+        if n.status.code().is_some() && n.status.code() != Some(exit_code_of(&report.exit_status)) {
             report.warnings.push(format!(
-                "the native run exited with {status} but the counted run with {:?}: the two runs may not have done the same work",
-                report.exit_status
+                "the native run exited with {} but the counted run with {:?}: the two runs may not have done the same work",
+                n.status, report.exit_status
             ));
         }
     }

@@ -1,0 +1,97 @@
+//! Native wall time per region, recorded only when flopscope's native timed
+//! run asks for it (environment variable `FLOPSCOPE_REGION_TIMES` names the
+//! file); the same line format as include/flopscope.h.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+const UNKNOWN: u8 = 0;
+const OFF: u8 = 1;
+const ON: u8 = 2;
+static STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+#[derive(Default)]
+struct Totals {
+    entries: u64,
+    /// Nanoseconds per thread.
+    per_thread: HashMap<std::thread::ThreadId, u64>,
+}
+
+static TOTALS: Mutex<Option<HashMap<Vec<u8>, Totals>>> = Mutex::new(None);
+
+thread_local! {
+    static OPEN: std::cell::RefCell<Vec<(Vec<u8>, Instant)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn key(name: &[u8]) -> Vec<u8> {
+    name.iter().take_while(|b| **b != 0).copied().collect()
+}
+
+extern "C" fn dump() {
+    let Some(path) = std::env::var_os("FLOPSCOPE_REGION_TIMES") else { return };
+    let Ok(guard) = TOTALS.lock() else { return };
+    let Some(map) = guard.as_ref() else { return };
+    let mut text = String::new();
+    for (name, t) in map {
+        let max = t.per_thread.values().copied().max().unwrap_or(0);
+        let sum: u64 = t.per_thread.values().sum();
+        text.push_str(&format!("{}\t{}\t{max}\t{sum}\t{}\n", std::process::id(), t.entries, String::from_utf8_lossy(name)));
+    }
+    use std::io::Write;
+    if let Ok(mut f) = std::fs::OpenOptions::new().append(true).create(true).open(path) {
+        let _ = f.write_all(text.as_bytes());
+    }
+}
+
+#[cold]
+fn enabled_slow() -> bool {
+    let on = std::env::var_os("FLOPSCOPE_REGION_TIMES").is_some();
+    if STATE.compare_exchange(UNKNOWN, if on { ON } else { OFF }, Ordering::AcqRel, Ordering::Acquire).is_ok() && on {
+        // SAFETY: registering a plain extern "C" function.
+        unsafe { libc::atexit(dump) };
+    }
+    on
+}
+
+#[inline(always)]
+fn enabled() -> bool {
+    match STATE.load(Ordering::Relaxed) {
+        OFF => false,
+        ON => true,
+        _ => enabled_slow(),
+    }
+}
+
+#[inline]
+pub fn on_begin(name: &[u8]) {
+    if !enabled() {
+        return;
+    }
+    let k = key(name);
+    if let Ok(mut g) = TOTALS.lock() {
+        g.get_or_insert_with(HashMap::new).entry(k.clone()).or_default().entries += 1;
+    }
+    OPEN.with(|o| o.borrow_mut().push((k, Instant::now())));
+}
+
+#[inline]
+pub fn on_end(name: &[u8]) {
+    if !enabled() {
+        return;
+    }
+    let now = Instant::now();
+    let k = key(name);
+    let start = OPEN.with(|o| {
+        let mut o = o.borrow_mut();
+        let pos = o.iter().rposition(|(n, _)| *n == k)?;
+        let start = o[pos].1;
+        o.truncate(pos);
+        Some(start)
+    });
+    if let (Some(start), Ok(mut g)) = (start, TOTALS.lock()) {
+        let t = g.get_or_insert_with(HashMap::new).entry(k).or_default();
+        *t.per_thread.entry(std::thread::current().id()).or_default() += (now - start).as_nanos() as u64;
+    }
+}
