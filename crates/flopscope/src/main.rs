@@ -24,7 +24,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Count a program's FLOP, bytes and instructions, per region and thread.
     Count(cmd::count::CountArgs),
+    /// Write the region-marker sources (C, LIKWID, Fortran) into a directory.
+    Markers(cmd::markers::MarkersArgs),
 }
 
 /// Exit code for flopscope's own errors.
@@ -34,6 +37,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Count(a) => cmd::count::run(a),
+        Command::Markers(a) => cmd::markers::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod count;
+pub mod markers;
 
 /// The peak `count` reports against: the machine crate's theoretical peak.
 pub fn peak_ref() -> Option<flopscope_model::PeakRef> {
