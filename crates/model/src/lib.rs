@@ -16,6 +16,7 @@
 //! assert_eq!(r.summary.fp_elements["elements_fp_double_4"], 1000);
 //! ```
 
+pub mod ceilings;
 pub mod counts;
 pub mod io;
 pub mod render;
@@ -23,6 +24,7 @@ pub mod report;
 pub mod units;
 pub mod vocab;
 
+pub use ceilings::{BandwidthCeiling, Ceilings, ComputeCeiling};
 pub use counts::{Counts, FpKey, FpTally};
 pub use io::{write_atomic, IoError};
 pub use report::{
