@@ -15,8 +15,9 @@
 //! flagged in `warnings`; a counter that never ran makes what needs it absent, not 0.
 //! `fp_instructions`, `fp_elements` and `flop_by_op` stay empty: the events count FLOP
 //! (or instructions weighted by width with FMA twice), not SDE-style instructions.
-//! There is no L1 byte event, so `bytes` is absent; DRAM bytes give
-//! `arithmetic_intensity.dram` and, until the model has a field for them, a warning line.
+//! There is no L1 byte event, so `bytes` is absent; DRAM bytes fill `dram_bytes`
+//! and `arithmetic_intensity.dram`; FLOP by precision and width fill `flop_by_width`.
+//! [`PerfEngine`] puts it all behind the common `flopscope_model::Engine` trait.
 //!
 //! ```
 //! use flopscope_engine_perf::{event_set_named, report_from_counts, CounterValues, Reading};
@@ -51,6 +52,7 @@
 
 pub mod cpu;
 pub mod describe;
+pub mod engine;
 pub mod error;
 pub mod eventset;
 pub mod formula;
@@ -63,6 +65,7 @@ pub mod sysfs;
 pub mod values;
 
 pub use cpu::{detect_cpu, CpuId};
+pub use engine::PerfEngine;
 pub use describe::{describe, describe_on_machine, list_sets};
 pub use error::PerfError;
 pub use eventset::{

@@ -7,7 +7,7 @@
 
 use crate::eventset::{EventSet, Scope};
 use crate::values::{evaluate, CounterValues, Evaluation, Metric};
-use flopscope_model::{FlopTotals, Report};
+use flopscope_model::{ByteTotals, FlopTotals, Report};
 
 /// Memory-controller counters see the whole socket, not the program.
 const SOCKET_CAVEAT: &str = "DRAM bytes come from memory-controller counters: per socket, they include every core's traffic (other programs, the kernel) and hardware prefetches, so run on a quiet machine";
@@ -81,6 +81,9 @@ pub fn report_from_counts(set: &EventSet, values: &CounterValues) -> Report {
         if let (Some(b), Some(t)) = (bytes, ev.total.count()) {
             r.arithmetic_intensity.dram = (b > 0).then(|| t as f64 / b as f64);
         }
+        if let (Some(read), Some(written)) = (get("read"), get("write")) {
+            r.dram_bytes = Some(ByteTotals { read, written });
+        }
         let parts: Vec<String> = ev
             .dram
             .iter()
@@ -88,26 +91,29 @@ pub fn report_from_counts(set: &EventSet, values: &CounterValues) -> Report {
             .collect();
         w.push(format!("DRAM traffic ({}): {}", d.title, parts.join(", ")));
     }
+    r.summary.flop_by_width = ev
+        .flop
+        .iter()
+        .filter(|(k, _)| k.contains('.'))
+        .filter_map(|(k, m)| Some((k.to_string(), m.count()?)))
+        .collect();
     w.extend(breakdown_lines(&ev));
     r.warnings = w;
     r
 }
 
-/// FLOP by precision and width, and the informational counts, as `warnings` lines:
-/// the model has no field for them.
+/// Per-width FLOP that are estimated or unknown, and the informational
+/// counts, as `warnings` lines (exact per-width FLOP are in `flop_by_width`).
 fn breakdown_lines(ev: &Evaluation) -> Vec<String> {
     let mut out = Vec::new();
     let widths: Vec<String> = ev
         .flop
         .iter()
-        .filter(|(k, _)| k.contains('.'))
+        .filter(|(k, m)| k.contains('.') && (m.estimated || m.count().is_none()))
         .map(|(k, m)| format!("{k} {}", fmt_metric(m)))
         .collect();
     if !widths.is_empty() {
-        out.push(format!(
-            "FLOP by precision and width: {}",
-            widths.join(", ")
-        ));
+        out.push(format!("FLOP by precision and width, estimated or unknown: {}", widths.join(", ")));
     }
     let info: Vec<String> = ev
         .info

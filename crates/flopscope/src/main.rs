@@ -26,6 +26,8 @@ struct Cli {
 enum Command {
     /// Count a program's FLOP, bytes and instructions, per region and thread.
     Count(cmd::count::CountArgs),
+    /// Show the hardware event set and formulas the perf engine would use.
+    Events(cmd::events::EventsArgs),
     /// Write the region-marker sources (C, LIKWID, Fortran) into a directory.
     Markers(cmd::markers::MarkersArgs),
 }
@@ -34,10 +36,14 @@ enum Command {
 pub const EXIT_FLOPSCOPE_ERROR: i32 = 2;
 
 fn main() {
+    // Die quietly on a closed pipe (`flopscope events | head`), like other tools.
+    // SAFETY: setting a signal disposition before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Count(a) => cmd::count::run(a),
         Command::Markers(a) => cmd::markers::run(a),
+        Command::Events(a) => cmd::events::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

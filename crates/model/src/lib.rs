@@ -18,6 +18,7 @@
 
 pub mod ceilings;
 pub mod counts;
+pub mod engine;
 pub mod io;
 pub mod render;
 pub mod report;
@@ -25,11 +26,12 @@ pub mod units;
 pub mod vocab;
 
 pub use ceilings::{BandwidthCeiling, Ceilings, ComputeCeiling};
+pub use engine::{Engine, EngineError};
 pub use counts::{Counts, FpKey, FpTally};
 pub use io::{write_atomic, IoError};
 pub use report::{
     ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses, PeakRef, Region, Report, Summary,
-    ThreadRow, SCHEMA,
+    ThreadRow, width_key, SCHEMA,
 };
 pub use units::{gflops, intensity, Bytes, Flop, Seconds};
 pub use vocab::{FlopOp, OpClass, Precision};

@@ -96,6 +96,9 @@ pub struct Summary {
     /// FLOP by category; absent where the engine cannot tell.
     #[serde(default)]
     pub flop_by_op: BTreeMap<String, u64>,
+    /// FLOP by precision and width: `fp64.256`, `fp32.scalar`, ... (FMA = 2).
+    #[serde(default)]
+    pub flop_by_width: BTreeMap<String, u64>,
     #[serde(default)]
     pub fp_elements: BTreeMap<String, u64>,
     #[serde(default)]
@@ -130,10 +133,15 @@ impl Summary {
                 flop: t.flop,
             })
             .collect();
+        let mut flop_by_width = BTreeMap::new();
+        for (k, t) in c.fp_instructions.iter().filter(|(_, t)| t.flop > 0) {
+            *flop_by_width.entry(width_key(k.precision, k.lanes, k.width_bits)).or_default() += t.flop;
+        }
         let hist = |m: &BTreeMap<u32, u64>| m.iter().filter(|(_, n)| **n > 0).map(|(s, n)| (s.to_string(), *n)).collect();
         Summary {
             flop,
             flop_by_op,
+            flop_by_width,
             fp_elements: c.fp_elements(),
             fp_instructions,
             bytes: Some(ByteTotals { read: c.bytes_read().0, written: c.bytes_written().0 }),
@@ -149,6 +157,16 @@ impl Summary {
     /// FLOP per byte of the counted (L1) traffic.
     pub fn intensity_l1(&self) -> Option<f64> {
         self.bytes.and_then(|b| intensity(self.flop_total(), b.total()))
+    }
+}
+
+/// The `flop_by_width` key of a kind of instruction: `fp64.scalar` for
+/// one-lane forms, else `fp64.<width_bits>`.
+pub fn width_key(precision: Precision, lanes: u32, width_bits: u32) -> String {
+    if lanes == 1 {
+        format!("{}.scalar", precision.key())
+    } else {
+        format!("{}.{width_bits}", precision.key())
     }
 }
 
@@ -238,6 +256,9 @@ pub struct Report {
     pub native_time_s: Option<f64>,
     pub gflops: Option<f64>,
     pub arithmetic_intensity: Intensity,
+    /// DRAM traffic from memory-controller counters (perf engine only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram_bytes: Option<ByteTotals>,
     pub peak: Option<PeakRef>,
     #[serde(default)]
     pub threads: Vec<ThreadRow>,
@@ -266,6 +287,7 @@ impl Report {
             native_time_s: None,
             gflops: None,
             arithmetic_intensity: Intensity::default(),
+            dram_bytes: None,
             peak: None,
             threads: Vec::new(),
             processes: Vec::new(),
@@ -344,6 +366,7 @@ mod tests {
         assert_eq!(v["flop"]["total"], 80);
         assert_eq!(v["flop"]["fp64"], 80);
         assert_eq!(v["flop_by_op"]["fma"], 80);
+        assert_eq!(v["flop_by_width"]["fp64.256"], 80);
         assert_eq!(v["fp_elements"]["elements_fp_double_4"], 10);
         assert_eq!(v["bytes"]["read"], 640);
         assert_eq!(v["mem_accesses"]["write"]["32"], 10);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 /// Why a program cannot be run.
 #[derive(Debug, thiserror::Error)]
 pub enum ProgramError {
-    #[error("program `{0}` not found: give a path (./{0}) or a command on PATH")]
+    #[error("program `{0}` not found: {}", if .0.contains('/') { "check the path".to_string() } else { format!("give a path (./{0}) or a command on PATH") })]
     NotFound(String),
     #[error("{0} is not executable: chmod +x it, or check the path")]
     NotExecutable(PathBuf),

@@ -62,6 +62,39 @@ pub struct EmulatedRun {
     pub unsupported: Option<(u64, String)>,
 }
 
+/// The emulate engine behind the common [`flopscope_model::Engine`] contract.
+pub struct QemuEngine {
+    pub options: QemuOptions,
+}
+
+/// The message for a program stopped by an AVX-512 instruction.
+pub fn unsupported_message(pc: u64, text: &str) -> String {
+    format!(
+        "the program reached `{text}` at {pc:#x}, an AVX-512 (EVEX) instruction that QEMU 7.2 cannot execute, \
+         and stopped there: rebuild it without AVX-512 (for example -march=x86-64-v3 or -mno-avx512f) to count it \
+         under the emulate engine; counts up to that point are in the report"
+    )
+}
+
+impl flopscope_model::Engine for QemuEngine {
+    fn name(&self) -> &'static str {
+        "emulate"
+    }
+
+    fn runs_natively(&self) -> bool {
+        false
+    }
+
+    fn count(&self, argv: &[String]) -> Result<Report, flopscope_model::EngineError> {
+        let out = run(argv, &self.options)?;
+        let mut report = out.report;
+        if let Some((pc, text)) = &out.unsupported {
+            report.warnings.insert(0, unsupported_message(*pc, text));
+        }
+        Ok(report)
+    }
+}
+
 /// Runs `argv` under QEMU with the plugin and reads the counts back.
 pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError> {
     let qemu = find_qemu(opts.qemu.as_deref())?;

@@ -5,7 +5,8 @@ use crate::{plugin, progress, regions};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use flopscope_engine_qemu::host::{program, run as qemu};
-use flopscope_model::{render, ExitStatus, Report, Seconds};
+use flopscope_engine_perf as perf;
+use flopscope_model::{render, Engine, ExitStatus, Report, Seconds};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -18,6 +19,18 @@ pub struct CountArgs {
     /// Write the report to FILE (atomically) instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// How to count: `emulate` runs the program under QEMU with flopscope's
+    /// plugin (exact, any x86-64 machine); `perf` reads the hardware
+    /// counters (native speed, needs a PMU, estimates per the event set).
+    #[arg(long, value_enum, default_value = "emulate")]
+    engine: EngineKind,
+    /// perf engine: use this event set instead of the detected CPU's
+    /// (`flopscope events --list` names them).
+    #[arg(long, value_name = "NAME")]
+    arch: Option<String>,
+    /// perf engine: do not read the memory controllers (no DRAM bytes).
+    #[arg(long)]
+    no_dram: bool,
     /// The qemu-x86_64 to use (default: the one on PATH).
     #[arg(long, value_name = "PATH")]
     qemu: Option<PathBuf>,
@@ -34,6 +47,12 @@ pub struct CountArgs {
     /// The program and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM")]
     command: Vec<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum EngineKind {
+    Emulate,
+    Perf,
 }
 
 fn parse_mark(s: &str) -> Result<u32, String> {
@@ -96,29 +115,37 @@ fn native_run(argv: &[String], work: &std::path::Path) -> Result<NativeRun> {
     Ok(NativeRun { time, status, regions: regions::read_times(&times)? })
 }
 
+fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
+    Ok(match a.engine {
+        EngineKind::Emulate => Box::new(qemu::QemuEngine {
+            options: qemu::QemuOptions {
+                qemu: a.qemu.clone(),
+                plugin: plugin::path()?,
+                work_dir: work.to_path_buf(),
+                progress: progress::stderr_is_terminal(),
+                ssc_marks: a.start_mark.zip(a.stop_mark),
+            },
+        }),
+        EngineKind::Perf => {
+            let set = match &a.arch {
+                Some(name) => perf::event_set_by_name(name)?,
+                None => perf::event_set_for(&perf::detect_cpu())?,
+            };
+            Box::new(perf::PerfEngine { set, options: perf::PerfOptions { dram: !a.no_dram, ..Default::default() } })
+        }
+    })
+}
+
 pub fn run(a: CountArgs) -> Result<i32> {
     program::qemu_argv(&a.command)?;
+    if a.engine == EngineKind::Perf && a.start_mark.is_some() {
+        anyhow::bail!("--start-mark/--stop-mark need the emulate engine (the perf engine reads whole-program counters)");
+    }
     let format = a.format.unwrap_or_else(|| a.output.as_deref().map(Format::from_path).unwrap_or(Format::Table));
     let work = tempfile::Builder::new().prefix("flopscope-").tempdir().context("creating a temporary directory")?;
-    let native = if a.no_native { None } else { Some(native_run(&a.command, work.path())?) };
-    let opts = qemu::QemuOptions {
-        qemu: a.qemu.clone(),
-        plugin: plugin::path()?,
-        work_dir: work.path().to_path_buf(),
-        progress: progress::stderr_is_terminal(),
-        ssc_marks: a.start_mark.zip(a.stop_mark),
-    };
-    let run = qemu::run(&a.command, &opts)?;
-    let mut report = run.report;
-    if let Some((pc, text)) = &run.unsupported {
-        let msg = format!(
-            "the program reached `{text}` at {pc:#x}, an AVX-512 (EVEX) instruction that QEMU 7.2 cannot execute, \
-             and stopped there: rebuild it without AVX-512 (for example -march=x86-64-v3 or -mno-avx512f) to count it \
-             under the emulate engine; counts up to that point are in the report"
-        );
-        eprintln!("flopscope: {msg}");
-        report.warnings.push(msg);
-    }
+    let engine = engine(&a, work.path())?;
+    let native = if a.no_native || engine.runs_natively() { None } else { Some(native_run(&a.command, work.path())?) };
+    let mut report = engine.count(&a.command).map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(n) = native {
         regions::apply_times(&mut report, &n.regions);
         report.set_native_time(Some(n.time));
@@ -129,7 +156,16 @@ pub fn run(a: CountArgs) -> Result<i32> {
             ));
         }
     }
-    report.peak = crate::cmd::peak_ref();
+    if report.peak.is_none() {
+        report.peak = crate::cmd::peak_ref();
+        report.refresh_derived();
+    }
+    // Warnings go to stderr too unless the table on stdout already shows them.
+    if format != Format::Table || a.output.is_some() {
+        for w in &report.warnings {
+            eprintln!("flopscope: warning: {w}");
+        }
+    }
     emit(&report, format, a.output.as_deref())?;
     Ok(exit_code_of(&report.exit_status))
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod count;
+pub mod events;
 pub mod markers;
 
 /// The peak `count` reports against: the machine crate's theoretical peak.
