@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 /// Why a program cannot be run.
 #[derive(Debug, thiserror::Error)]
 pub enum ProgramError {
-    #[error("program `{0}` not found: {}", if .0.contains('/') { "check the path".to_string() } else { format!("give a path (./{0}) or a command on PATH") })]
+    #[error("program `{0}` not found: {}", not_found_hint(.0))]
     NotFound(String),
     #[error("{0} is not executable: chmod +x it, or check the path")]
     NotExecutable(PathBuf),
@@ -13,6 +13,14 @@ pub enum ProgramError {
     Unreadable(PathBuf, std::io::Error),
     #[error("{0} is not an x86-64 Linux program ({1}): the emulate engine runs x86-64 ELF executables and scripts that start with #!")]
     NotX86_64(PathBuf, String),
+}
+
+fn not_found_hint(name: &str) -> String {
+    if name.contains('/') {
+        "check the path".into()
+    } else {
+        format!("give a path (./{name}) or a command on PATH")
+    }
 }
 
 /// Resolves `name` the way a shell does: a path if it contains `/`, else the
