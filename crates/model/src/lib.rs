@@ -18,10 +18,14 @@
 
 pub mod ceilings;
 pub mod counts;
+pub mod diff;
 pub mod engine;
 pub mod io;
+pub mod markdown;
+pub mod merge;
 pub mod render;
 pub mod report;
+pub mod sde_mix;
 pub mod units;
 pub mod vocab;
 

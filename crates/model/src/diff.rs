@@ -1,0 +1,457 @@
+//! What changed between two reports (before and after a vectorisation
+//! change, two compilers, two inputs): per scope (the whole program, each
+//! region, the unmarked rest), FLOP by precision, FLOP and instructions by
+//! precision and width, FLOP by operation, bytes, instructions; and the
+//! rates (time, GFLOP/s, intensity) beside them.
+//!
+//! Counts compare exactly (the change is an `i128`); a quantity one report
+//! does not have (a region only one of them marks, a field an engine cannot
+//! tell) shows as absent on that side, never as zero.
+
+use crate::render::{duration, thousands};
+use crate::report::{Report, Summary};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// One counted quantity in both reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountChange {
+    /// `total`, a region name, or `(unmarked)`.
+    pub scope: String,
+    /// What is counted: `FLOP`, `FLOP fp64`, `FLOP fp64 256-bit`, `instructions fp32 scalar`, `FLOP fma`, `bytes read`, ...
+    pub quantity: String,
+    pub a: Option<u64>,
+    pub b: Option<u64>,
+}
+
+impl CountChange {
+    /// b - a, when both are known.
+    pub fn delta(&self) -> Option<i128> {
+        Some(i128::from(self.b?) - i128::from(self.a?))
+    }
+
+    pub fn changed(&self) -> bool {
+        self.a != self.b
+    }
+}
+
+/// One rate in both reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateChange {
+    pub scope: String,
+    /// `time`, `GFLOP/s` or `AI(L1)`.
+    pub quantity: String,
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+}
+
+impl RateChange {
+    /// b / a, when both are known and a is not 0.
+    pub fn ratio(&self) -> Option<f64> {
+        let (a, b) = (self.a?, self.b?);
+        (a != 0.0).then(|| b / a)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diff {
+    pub a_label: String,
+    pub b_label: String,
+    pub counts: Vec<CountChange>,
+    pub rates: Vec<RateChange>,
+}
+
+fn width_label(lanes: u32, width_bits: u32) -> String {
+    if lanes == 1 {
+        "scalar".into()
+    } else {
+        format!("{width_bits}-bit")
+    }
+}
+
+/// The counted quantities of one summary, in a stable order.
+fn quantities(s: &Summary) -> Vec<(String, u64)> {
+    let mut out = vec![("FLOP".to_string(), s.flop.total)];
+    for p in crate::vocab::Precision::ALL {
+        if let Some(n) = s.flop.get(p) {
+            out.push((format!("FLOP {}", p.key()), n));
+        }
+    }
+    let mut widths: BTreeMap<(crate::vocab::Precision, u32, String), (u64, u64)> = BTreeMap::new();
+    for r in &s.fp_instructions {
+        let order = if r.lanes == 1 { 0 } else { r.width_bits };
+        let e = widths
+            .entry((r.precision, order, width_label(r.lanes, r.width_bits)))
+            .or_default();
+        e.0 += r.flop;
+        e.1 += r.count;
+    }
+    for ((p, _, w), (flop, count)) in &widths {
+        out.push((format!("FLOP {} {w}", p.key()), *flop));
+        out.push((format!("instructions {} {w}", p.key()), *count));
+    }
+    for (op, n) in &s.flop_by_op {
+        out.push((format!("FLOP {op}"), *n));
+    }
+    if let Some(b) = s.bytes {
+        out.push(("bytes read".into(), b.read));
+        out.push(("bytes written".into(), b.written));
+    }
+    if let Some(i) = s.instructions {
+        out.push(("instructions".into(), i));
+    }
+    out
+}
+
+fn compare(scope: &str, a: Option<&Summary>, b: Option<&Summary>, out: &mut Vec<CountChange>) {
+    let qa = a.map(quantities).unwrap_or_default();
+    let qb = b.map(quantities).unwrap_or_default();
+    let mut order: Vec<&String> = Vec::new();
+    for (q, _) in qa.iter().chain(&qb) {
+        if !order.contains(&q) {
+            order.push(q);
+        }
+    }
+    let find = |v: &[(String, u64)], q: &str| v.iter().find(|(k, _)| k == q).map(|(_, n)| *n);
+    for q in order {
+        // A width row one side lacks had no such instructions: zero, not unknown.
+        let is_width = q.split(' ').count() == 3;
+        let zero_if = |s: Option<&Summary>| {
+            if is_width && s.is_some() {
+                Some(0)
+            } else {
+                None
+            }
+        };
+        out.push(CountChange {
+            scope: scope.to_string(),
+            quantity: q.clone(),
+            a: find(&qa, q).or_else(|| zero_if(a)),
+            b: find(&qb, q).or_else(|| zero_if(b)),
+        });
+    }
+}
+
+/// Compares report `a` (before) with `b` (after).
+pub fn diff(a: &Report, b: &Report, a_label: &str, b_label: &str) -> Diff {
+    let mut counts = Vec::new();
+    let mut rates = Vec::new();
+    compare("total", Some(&a.summary), Some(&b.summary), &mut counts);
+    let rate = |scope: &str, q: &str, x: Option<f64>, y: Option<f64>| RateChange {
+        scope: scope.into(),
+        quantity: q.into(),
+        a: x,
+        b: y,
+    };
+    rates.push(rate("total", "time", a.native_time_s, b.native_time_s));
+    rates.push(rate("total", "GFLOP/s", a.gflops, b.gflops));
+    rates.push(rate(
+        "total",
+        "AI(L1)",
+        a.summary.intensity_l1(),
+        b.summary.intensity_l1(),
+    ));
+    let mut names: Vec<&String> = a.regions.iter().map(|r| &r.name).collect();
+    for r in &b.regions {
+        if !names.contains(&&r.name) {
+            names.push(&r.name);
+        }
+    }
+    for name in names {
+        let ra = a.regions.iter().find(|r| &r.name == name);
+        let rb = b.regions.iter().find(|r| &r.name == name);
+        counts.push(CountChange {
+            scope: name.clone(),
+            quantity: "entries".into(),
+            a: ra.map(|r| r.entries),
+            b: rb.map(|r| r.entries),
+        });
+        compare(
+            name,
+            ra.map(|r| &r.summary),
+            rb.map(|r| &r.summary),
+            &mut counts,
+        );
+        rates.push(rate(
+            name,
+            "time",
+            ra.and_then(|r| r.native_time_s),
+            rb.and_then(|r| r.native_time_s),
+        ));
+        rates.push(rate(
+            name,
+            "GFLOP/s",
+            ra.and_then(|r| r.gflops),
+            rb.and_then(|r| r.gflops),
+        ));
+        rates.push(rate(
+            name,
+            "AI(L1)",
+            ra.and_then(|r| r.summary.intensity_l1()),
+            rb.and_then(|r| r.summary.intensity_l1()),
+        ));
+    }
+    if a.unmarked.is_some() || b.unmarked.is_some() {
+        compare(
+            "(unmarked)",
+            a.unmarked.as_ref(),
+            b.unmarked.as_ref(),
+            &mut counts,
+        );
+    }
+    Diff {
+        a_label: a_label.into(),
+        b_label: b_label.into(),
+        counts,
+        rates,
+    }
+}
+
+fn count_cell(n: Option<u64>) -> String {
+    n.map(thousands).unwrap_or_else(|| "-".into())
+}
+
+fn delta_cell(c: &CountChange) -> (String, String) {
+    match (c.a, c.b, c.delta()) {
+        (_, _, Some(0)) => ("=".into(), String::new()),
+        (Some(a), _, Some(d)) => {
+            let sign = if d > 0 { "+" } else { "-" };
+            let pct = if a > 0 {
+                format!("{sign}{:.1}%", 100.0 * (d.unsigned_abs() as f64) / a as f64)
+            } else {
+                "new".into()
+            };
+            (format!("{sign}{}", thousands(d.unsigned_abs() as u64)), pct)
+        }
+        (None, Some(_), _) => ("only in B".into(), String::new()),
+        (Some(_), None, _) => ("only in A".into(), String::new()),
+        _ => (String::new(), String::new()),
+    }
+}
+
+fn rate_cell(q: &str, v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(t) if q == "time" => duration(t),
+        Some(x) => format!("{x:.4}"),
+    }
+}
+
+fn ratio_cell(r: &RateChange) -> String {
+    r.ratio().map(|x| format!("x{x:.3}")).unwrap_or_default()
+}
+
+impl Diff {
+    /// The rows to show: changed ones, or all with `all`.
+    fn shown(&self, all: bool) -> impl Iterator<Item = &CountChange> {
+        self.counts.iter().filter(move |c| all || c.changed())
+    }
+
+    fn shown_rates(&self) -> impl Iterator<Item = &RateChange> {
+        self.rates.iter().filter(|r| r.a.is_some() || r.b.is_some())
+    }
+
+    /// A plain-text table: changed counts (every count with `all`), then the rates.
+    pub fn table(&self, all: bool) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "A: {}\nB: {}\n", self.a_label, self.b_label);
+        let _ = writeln!(
+            out,
+            "{:<20} {:<28} {:>20} {:>20} {:>20} {:>9}",
+            "scope", "quantity", "A", "B", "B - A", "change"
+        );
+        let mut shown = 0;
+        for c in self.shown(all) {
+            shown += 1;
+            let (d, pct) = delta_cell(c);
+            let _ = writeln!(
+                out,
+                "{:<20} {:<28} {:>20} {:>20} {:>20} {:>9}",
+                c.scope,
+                c.quantity,
+                count_cell(c.a),
+                count_cell(c.b),
+                d,
+                pct
+            );
+        }
+        let unchanged = self.counts.len() - self.counts.iter().filter(|c| c.changed()).count();
+        if shown == 0 {
+            out.push_str("(no count changed)\n");
+        }
+        if !all && unchanged > 0 {
+            let _ = writeln!(out, "({unchanged} counts unchanged; --all shows them)");
+        }
+        let rates: Vec<_> = self.shown_rates().collect();
+        if !rates.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{:<20} {:<28} {:>20} {:>20} {:>20}",
+                "scope", "rate", "A", "B", "B / A"
+            );
+            for r in rates {
+                let _ = writeln!(
+                    out,
+                    "{:<20} {:<28} {:>20} {:>20} {:>20}",
+                    r.scope,
+                    r.quantity,
+                    rate_cell(&r.quantity, r.a),
+                    rate_cell(&r.quantity, r.b),
+                    ratio_cell(r)
+                );
+            }
+        }
+        out
+    }
+
+    /// The same as Markdown tables.
+    pub fn markdown(&self, all: bool) -> String {
+        let esc = crate::markdown::escape;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "## Changes from A to B\n\n- A: {}\n- B: {}\n",
+            esc(&self.a_label),
+            esc(&self.b_label)
+        );
+        out.push_str("| scope | quantity | A | B | B - A | change |\n| --- | --- | ---: | ---: | ---: | ---: |\n");
+        for c in self.shown(all) {
+            let (d, pct) = delta_cell(c);
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                esc(&c.scope),
+                c.quantity,
+                count_cell(c.a),
+                count_cell(c.b),
+                d,
+                pct
+            );
+        }
+        let rates: Vec<_> = self.shown_rates().collect();
+        if !rates.is_empty() {
+            out.push_str(
+                "\n| scope | rate | A | B | B / A |\n| --- | --- | ---: | ---: | ---: |\n",
+            );
+            for r in rates {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} |",
+                    esc(&r.scope),
+                    r.quantity,
+                    rate_cell(&r.quantity, r.a),
+                    rate_cell(&r.quantity, r.b),
+                    ratio_cell(r)
+                );
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counts::{Counts, FpKey, FpTally};
+    use crate::report::Region;
+    use crate::units::Seconds;
+    use crate::vocab::{FlopOp, OpClass, Precision};
+
+    /// The same 8000 FLOP of a*x+y, scalar (A) or as 256-bit FMA (B).
+    fn run(vector: bool) -> Report {
+        let mut c = Counts {
+            instructions: if vector { 3000 } else { 20_000 },
+            ..Default::default()
+        };
+        if vector {
+            let k = FpKey {
+                precision: Precision::Fp64,
+                width_bits: 256,
+                lanes: 4,
+                op: OpClass::Fma,
+                masked: false,
+            };
+            c.fp_instructions.insert(
+                k,
+                FpTally {
+                    count: 1000,
+                    flop: 8000,
+                },
+            );
+            c.flop.insert((Precision::Fp64, FlopOp::Fma), 8000);
+            c.mem_read.insert(32, 2000);
+        } else {
+            for op in [OpClass::Mul, OpClass::Add] {
+                let k = FpKey {
+                    precision: Precision::Fp64,
+                    width_bits: 64,
+                    lanes: 1,
+                    op,
+                    masked: false,
+                };
+                c.fp_instructions.insert(
+                    k,
+                    FpTally {
+                        count: 4000,
+                        flop: 4000,
+                    },
+                );
+            }
+            c.flop.insert((Precision::Fp64, FlopOp::Mul), 4000);
+            c.flop.insert((Precision::Fp64, FlopOp::Add), 4000);
+            c.mem_read.insert(8, 8000);
+        }
+        let mut r = Report::new("emulate", vec!["./axpy".into()]);
+        r.summary = Summary::from_counts(&c);
+        r.regions.push(Region {
+            name: "axpy".into(),
+            entries: 1,
+            summary: r.summary.clone(),
+            native_time_s: Some(if vector { 0.5 } else { 2.0 }),
+            gflops: None,
+        });
+        if !vector {
+            r.regions.push(Region {
+                name: "setup".into(),
+                entries: 1,
+                ..Default::default()
+            });
+        }
+        r.set_native_time(Some(Seconds(if vector { 1.0 } else { 4.0 })));
+        r
+    }
+
+    #[test]
+    fn vectorisation_moves_flop_from_scalar_to_256_bit() {
+        let d = diff(&run(false), &run(true), "scalar.json", "avx2.json");
+        let get = |scope: &str, q: &str| {
+            d.counts
+                .iter()
+                .find(|c| c.scope == scope && c.quantity == q)
+                .cloned()
+                .unwrap()
+        };
+        assert_eq!(get("total", "FLOP").delta(), Some(0));
+        assert_eq!(get("total", "FLOP fp64 scalar").delta(), Some(-8000));
+        assert_eq!(get("total", "FLOP fp64 256-bit").delta(), Some(8000));
+        assert_eq!(get("total", "instructions fp64 256-bit").a, Some(0));
+        assert_eq!(get("axpy", "FLOP fma").a, Some(0));
+        assert_eq!(get("axpy", "FLOP fma").b, Some(8000));
+        assert_eq!(get("setup", "entries").b, None);
+        let t = d.table(false);
+        assert!(t.contains("total                FLOP fp64 scalar                            8,000                    0               -8,000   -100.0%"), "{t}");
+        assert!(t.contains("total                time                                      4.000 s              1.000 s               x0.250"), "{t}");
+        assert!(
+            !t.contains("total                FLOP                "),
+            "unchanged rows are hidden:\n{t}"
+        );
+        assert!(d
+            .table(true)
+            .contains("total                FLOP                "));
+        let md = d.markdown(false);
+        assert!(
+            md.contains("| axpy | FLOP fp64 256-bit | 0 | 8,000 | +8,000 | new |"),
+            "{md}"
+        );
+    }
+}
