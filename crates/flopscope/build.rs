@@ -38,5 +38,31 @@ fn main() {
     assert!(status.success(), "building the QEMU plugin (crates/engine-qemu) failed");
     let so = target_dir.join("release/libflopscope_engine_qemu.so");
     assert!(so.is_file(), "the plugin was built but {} is missing", so.display());
-    println!("cargo:rustc-env=FLOPSCOPE_PLUGIN_SO={}", so.display());
+    embed("PLUGIN", &so);
+    build_exec_shim(&plugin_dir.join("shim/exec_shim.c"), &out_dir);
+}
+
+/// Hands a built file to the CLI: its path and a content key for the cache
+/// file name (so that start-up need not hash it).
+fn embed(name: &str, path: &std::path::Path) {
+    let bytes = std::fs::read(path).expect("the built file is readable");
+    let hash = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100000001b3));
+    println!("cargo:rustc-env=FLOPSCOPE_{name}_SO={}", path.display());
+    println!("cargo:rustc-env=FLOPSCOPE_{name}_HASH={hash:016x}");
+}
+
+/// The exec shim is a small C preload library (it must run inside the
+/// emulated program, with the program's own libc).
+fn build_exec_shim(src: &std::path::Path, out_dir: &std::path::Path) {
+    let so = out_dir.join("libflopscope_exec_shim.so");
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let status = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O2", "-Wall", "-o"])
+        .arg(&so)
+        .arg(src)
+        .arg("-ldl")
+        .status()
+        .unwrap_or_else(|e| panic!("running the C compiler {cc:?} for the exec shim: {e} (install gcc)"));
+    assert!(status.success(), "compiling {} failed", src.display());
+    embed("EXEC_SHIM", &so);
 }

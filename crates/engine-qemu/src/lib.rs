@@ -10,7 +10,7 @@
 //!
 //! ```no_run
 //! use flopscope_engine_qemu::host::run::{run, QemuOptions};
-//! let opts = QemuOptions { qemu: None, plugin: "libflopscope_engine_qemu.so".into(), work_dir: std::env::temp_dir(), progress: false, ssc_marks: None };
+//! let opts = QemuOptions { qemu: None, plugin: "libflopscope_engine_qemu.so".into(), work_dir: std::env::temp_dir(), progress: false, ssc_marks: None, exec_shim: None };
 //! let out = run(&["./triad".to_string()], &opts).unwrap();
 //! println!("{} FLOP", out.report.summary.flop.total);
 //! ```

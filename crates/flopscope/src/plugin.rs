@@ -1,15 +1,12 @@
-//! The QEMU plugin, embedded in the binary at build time and written out to
-//! a cache file on first use.
+//! Files the emulate engine loads into QEMU, embedded in the binary at build
+//! time and written out to a cache file on first use: the QEMU plugin and the
+//! exec shim.
 
 use anyhow::Result;
 use std::path::PathBuf;
 
 static PLUGIN: &[u8] = include_bytes!(env!("FLOPSCOPE_PLUGIN_SO"));
-
-/// FNV-1a: a content key for the cache file name.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100000001b3))
-}
+static EXEC_SHIM: &[u8] = include_bytes!(env!("FLOPSCOPE_EXEC_SHIM_SO"));
 
 fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
@@ -21,24 +18,44 @@ fn cache_dir() -> PathBuf {
     std::env::temp_dir().join("flopscope")
 }
 
-/// The plugin's path: `FLOPSCOPE_QEMU_PLUGIN` if set, else the embedded copy
-/// written (atomically, once per content) into the user's cache directory.
-pub fn path() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("FLOPSCOPE_QEMU_PLUGIN") {
-        return Ok(PathBuf::from(p));
-    }
-    let name = format!("qemu-plugin-{}-{:016x}.so", env!("CARGO_PKG_VERSION"), fnv1a(PLUGIN));
-    for dir in [cache_dir(), std::env::temp_dir().join(format!("flopscope-{}", unsafe { libc::getuid() }))] {
+/// Writes `bytes` as `<stem>-<version>-<hash>.so` in the cache (once per
+/// content; older copies of the same stem are removed) and returns its path.
+fn materialize(stem: &str, hash: &str, bytes: &[u8]) -> Result<PathBuf> {
+    let name = format!("{stem}-{}-{hash}.so", env!("CARGO_PKG_VERSION"));
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    for dir in [cache_dir(), std::env::temp_dir().join(format!("flopscope-{uid}"))] {
         let p = dir.join(&name);
         if p.is_file() {
             return Ok(p);
         }
-        if std::fs::create_dir_all(&dir).is_ok() && flopscope_model::write_atomic(&p, PLUGIN).is_ok() {
+        if std::fs::create_dir_all(&dir).is_ok() && flopscope_model::write_atomic(&p, bytes).is_ok() {
+            if let Ok(rd) = std::fs::read_dir(&dir) {
+                for e in rd.flatten() {
+                    let f = e.file_name().to_string_lossy().into_owned();
+                    if f.starts_with(&format!("{stem}-")) && f != name {
+                        let _ = std::fs::remove_file(e.path());
+                    }
+                }
+            }
             return Ok(p);
         }
     }
     anyhow::bail!(
-        "cannot write the QEMU plugin to {} or the temporary directory: make one writable, or set FLOPSCOPE_QEMU_PLUGIN to a copy of the plugin",
+        "cannot write {name} to {} or the temporary directory: make one writable, or set FLOPSCOPE_QEMU_PLUGIN to a copy of the plugin",
         cache_dir().display()
     )
+}
+
+/// The plugin's path: `FLOPSCOPE_QEMU_PLUGIN` if set, else the embedded copy.
+pub fn path() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("FLOPSCOPE_QEMU_PLUGIN") {
+        return Ok(PathBuf::from(p));
+    }
+    materialize("qemu-plugin", env!("FLOPSCOPE_PLUGIN_HASH"), PLUGIN)
+}
+
+/// The exec shim's path (the embedded copy).
+pub fn exec_shim() -> Result<PathBuf> {
+    materialize("exec-shim", env!("FLOPSCOPE_EXEC_SHIM_HASH"), EXEC_SHIM)
 }

@@ -178,10 +178,12 @@ fn add_slot(c: &mut Counts, kind: SlotKind, n: u64) {
     }
 }
 
-/// Counter files of forked children: `<path>.fork.<pid>` (recursively named).
+/// Counter files of child processes: `<path>.fork.<pid>` for forked ones,
+/// `<path>.exec.<pid>.<ns>` for programs the exec shim relaunched, and
+/// their own children's (named after theirs).
 pub fn child_files(path: &Path) -> Vec<PathBuf> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Vec::new() };
-    let prefix = format!("{}.fork.", name.to_string_lossy());
+    let prefix = format!("{}.", name.to_string_lossy());
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())

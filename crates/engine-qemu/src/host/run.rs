@@ -39,6 +39,9 @@ pub struct QemuOptions {
     pub progress: bool,
     /// SDE SSC mark values that begin and end the `ssc:START-STOP` region.
     pub ssc_marks: Option<(u32, u32)>,
+    /// The exec shim (a preload library): when set, programs the counted
+    /// program starts with exec are relaunched under QEMU and counted too.
+    pub exec_shim: Option<PathBuf>,
 }
 
 /// Finds `qemu-x86_64` and checks that it can load plugins.
@@ -105,32 +108,53 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     if let Some((start, stop)) = opts.ssc_marks {
         plugin_arg.push_str(&format!(",ssc_start={start:#x},ssc_stop={stop:#x}"));
     }
-    let mut child = Command::new(&qemu)
-        .arg("-cpu")
-        .arg("max")
-        .arg("-plugin")
-        .arg(plugin_arg)
-        .args(&qargv)
-        .spawn()
-        .map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
+    let mut cmd = Command::new(&qemu);
+    cmd.arg("-cpu").arg("max").arg("-plugin").arg(plugin_arg);
+    if let Some(shim) = &opts.exec_shim {
+        // The guest alone preloads the shim (-E); QEMU itself must not.
+        let theirs = std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty());
+        let preload = match theirs {
+            Some(p) => format!("{}:{p}", shim.display()),
+            None => shim.display().to_string(),
+        };
+        cmd.arg("-E").arg(format!("LD_PRELOAD={preload}"));
+        cmd.env_remove("LD_PRELOAD")
+            .env("FLOPSCOPE_QEMU", &qemu)
+            .env("FLOPSCOPE_PLUGIN", &opts.plugin)
+            .env("FLOPSCOPE_OUT", &counter_path)
+            .env("FLOPSCOPE_SHIM", shim);
+    }
+    let mut child = cmd.args(&qargv).spawn().map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
     let status = wait_with_progress(&mut child, &counters, opts.progress).map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
     if !counters.attached() {
         return Err(QemuError::PluginNotLoaded(opts.plugin.clone()));
     }
     let main = counters.read().map_err(QemuError::Read)?;
     let exit_status = exit_status_of(status);
-    let mut report = report_of(argv, &main, exit_status);
+    let mut job = main.total.clone();
+    let mut children = Vec::new();
+    let mut warnings = Vec::new();
     for path in child_files(&counter_path) {
         let child = CounterFile::open(&path).and_then(|c| c.read().map_err(std::io::Error::other));
         match child {
             Ok(c) => {
-                let mut r = report_of(&[format!("(forked child, pid {})", c.pid)], &c, ExitStatus::Unknown);
-                r.complete = c.finished && c.overflow == 0;
-                report.processes.push(r);
+                let how = if path.to_string_lossy().contains(".exec.") { "exec'd" } else { "forked" };
+                let mut r = report_of(&[format!("({how} child, pid {})", c.pid)], &c, ExitStatus::Unknown);
+                r.complete = c.overflow == 0;
+                job.merge(&c.total);
+                children.push(r);
             }
-            Err(e) => report.warnings.push(format!("a forked child's counts could not be read ({}): {e}", path.display())),
+            Err(e) => warnings.push(format!("a child process's counts could not be read ({}): {e}", path.display())),
         }
     }
+    let mut report = report_of(argv, &main, exit_status);
+    if !children.is_empty() {
+        // The job's totals include every process; `processes` has the children's.
+        report.summary = Summary::from_counts(&job);
+        report.refresh_derived();
+    }
+    report.processes = children;
+    report.warnings.extend(warnings);
     Ok(EmulatedRun { report, unsupported: main.unsupported })
 }
 

@@ -56,11 +56,16 @@ fn map_file(path: &str, create: bool) -> Result<*mut u8, String> {
     Ok(p as *mut u8)
 }
 
-/// Maps the counter file the CLI created.
-pub fn open_counter_file(path: &str) -> Result<(), String> {
-    let base = map_file(path, false)?;
+/// Maps the counter file the CLI created, or (`create`: a program the exec
+/// shim relaunched) creates it.
+pub fn open_counter_file(path: &str, create: bool) -> Result<(), String> {
+    let base = map_file(path, create)?;
     // SAFETY: a FILE_BYTES mapping.
     let v = unsafe { View::new(base) };
+    if create {
+        // SAFETY: a fresh file only this process knows yet.
+        unsafe { layout::format_new(&v, std::process::id().into()) };
+    }
     if layout::load(v.word(word::MAGIC)) != layout::MAGIC || layout::load(v.word(word::VERSION)) != layout::LAYOUT_VERSION {
         return Err(format!("{path} was not made by this version of flopscope (layout mismatch)"));
     }

@@ -58,6 +58,7 @@ fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), St
         return Err("the flopscope plugin counts user-mode programs (qemu-x86_64), not system emulation".into());
     }
     let mut out = None;
+    let mut create = false;
     let mut ssc = (0u64, 0u64);
     let number = |v: &str| -> Result<u64, String> {
         let parsed = match v.strip_prefix("0x") {
@@ -69,13 +70,14 @@ fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), St
     for a in args {
         match a.split_once('=') {
             Some(("out", path)) => out = Some(path.to_string()),
+            Some(("create", v)) => create = number(v)? != 0,
             Some(("ssc_start", v)) => ssc.0 = number(v)?,
             Some(("ssc_stop", v)) => ssc.1 = number(v)?,
-            _ => return Err(format!("unknown plugin argument `{a}` (expected out=PATH, ssc_start=N, ssc_stop=N)")),
+            _ => return Err(format!("unknown plugin argument `{a}` (expected out=PATH, create=1, ssc_start=N, ssc_stop=N)")),
         }
     }
     let out = out.ok_or("missing plugin argument out=PATH (the counter file made by flopscope)")?;
-    bank::open_counter_file(&out)?;
+    bank::open_counter_file(&out, create)?;
     if ssc != (0, 0) {
         let name = format!("ssc:{:#x}-{:#x}", ssc.0, ssc.1);
         let id = regions::region_id(name.as_bytes()).ok_or("cannot register the SSC region")?;

@@ -31,6 +31,10 @@ pub struct CountArgs {
     /// perf engine: do not read the memory controllers (no DRAM bytes).
     #[arg(long)]
     no_dram: bool,
+    /// Do not follow programs the counted program starts with exec (by
+    /// default they are relaunched under the emulate engine and counted).
+    #[arg(long)]
+    no_follow: bool,
     /// The qemu-x86_64 to use (default: the one on PATH).
     #[arg(long, value_name = "PATH")]
     qemu: Option<PathBuf>,
@@ -124,6 +128,7 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
                 work_dir: work.to_path_buf(),
                 progress: progress::stderr_is_terminal(),
                 ssc_marks: a.start_mark.zip(a.stop_mark),
+                exec_shim: if a.no_follow { None } else { Some(plugin::exec_shim()?) },
             },
         }),
         EngineKind::Perf => {

@@ -1,0 +1,219 @@
+/* flopscope's exec shim: preloaded into programs counted by the emulate
+ * engine (QEMU's -E LD_PRELOAD=...), it turns execve() and friends of an
+ * x86-64 program into an execve() of qemu-x86_64 with the counting plugin,
+ * so that `flopscope count -- ./run.sh` also counts the programs the script
+ * starts. Each relaunched program counts into a file of its own
+ * (<FLOPSCOPE_OUT>.exec.<pid>.<ns>), which flopscope reports under
+ * `processes`.
+ *
+ * The shim only rewrites the call: it allocates nothing that outlives it and
+ * leaves every other program, and every failure, to the real call.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ARGS 4096
+#define PATH_BYTES 4096
+
+static char qemu[PATH_BYTES], plugin[PATH_BYTES], out[PATH_BYTES], shim[PATH_BYTES];
+static int active;
+
+static void copy_env(char *dst, const char *name) {
+    const char *v = getenv(name);
+    if (v && strlen(v) < PATH_BYTES) strcpy(dst, v);
+}
+
+__attribute__((constructor)) static void flopscope_shim_init(void) {
+    copy_env(qemu, "FLOPSCOPE_QEMU");
+    copy_env(plugin, "FLOPSCOPE_PLUGIN");
+    copy_env(out, "FLOPSCOPE_OUT");
+    copy_env(shim, "FLOPSCOPE_SHIM");
+    active = qemu[0] && plugin[0] && out[0] && shim[0];
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+                        char *const[], char *const[]);
+
+static execve_fn real_execve(void) { return (execve_fn)dlsym(RTLD_NEXT, "execve"); }
+
+/* 1: x86-64 ELF; 2: #! script (interpreter in interp, optional argument in arg); 0: anything else. */
+static int kind_of(const char *path, char *interp, char *arg) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    unsigned char head[256];
+    ssize_t n = read(fd, head, sizeof head - 1);
+    close(fd);
+    if (n >= 20 && memcmp(head, "\177ELF", 4) == 0 && head[4] == 2 && head[18] == 62 && head[19] == 0) return 1;
+    if (n >= 3 && head[0] == '#' && head[1] == '!') {
+        head[n] = 0;
+        char *p = (char *)head + 2, *end = strchr(p, '\n');
+        if (end) *end = 0;
+        while (*p == ' ' || *p == '\t') p++;
+        char *q = p;
+        while (*q && *q != ' ' && *q != '\t') q++;
+        if (*q) { *q++ = 0; while (*q == ' ' || *q == '\t') q++; }
+        if (!*p || strlen(p) >= PATH_BYTES) return 0;
+        strcpy(interp, p);
+        strcpy(arg, q);
+        return 2;
+    }
+    return 0;
+}
+
+/* Builds qemu's argv and envp for running `path` as `argv`; 0 when the
+ * program is not one to relaunch. */
+static int rewrite(const char *path, char *const argv[], char *const envp[], char **nargv, char **nenvp,
+                   char *plugin_arg, char *preload) {
+    if (!active || !path) return 0;
+    static char interp[PATH_BYTES], iarg[PATH_BYTES], scratch1[PATH_BYTES], scratch2[PATH_BYTES];
+    int kind = kind_of(path, interp, iarg);
+    /* A script is relaunched when its interpreter is an x86-64 program. */
+    if (kind == 2 && kind_of(interp, scratch1, scratch2) != 1) return 0;
+    if (kind == 0) return 0;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    snprintf(plugin_arg, PATH_BYTES * 2, "%s,out=%s.exec.%d.%ld%09ld,create=1", plugin, out, (int)getpid(),
+             (long)t.tv_sec, (long)t.tv_nsec);
+    /* The program's own preloads stay, after the shim. */
+    const char *theirs = NULL;
+    for (char *const *e = envp; e && *e; e++)
+        if (strncmp(*e, "LD_PRELOAD=", 11) == 0) theirs = *e + 11;
+    if (theirs && strstr(theirs, shim) == theirs) theirs += strlen(shim) + (theirs[strlen(shim)] == ':');
+    snprintf(preload, PATH_BYTES * 2, "LD_PRELOAD=%s%s%s", shim, theirs && *theirs ? ":" : "", theirs ? theirs : "");
+    int a = 0;
+    nargv[a++] = qemu;
+    nargv[a++] = "-cpu";
+    nargv[a++] = "max";
+    nargv[a++] = "-plugin";
+    nargv[a++] = plugin_arg;
+    nargv[a++] = "-E";
+    nargv[a++] = preload;
+    nargv[a++] = "-0";
+    nargv[a++] = argv && argv[0] ? argv[0] : (char *)path;
+    if (kind == 2) {
+        nargv[a++] = interp;
+        if (iarg[0]) nargv[a++] = iarg;
+    }
+    nargv[a++] = (char *)path;
+    for (int i = 1; argv && argv[0] && argv[i] && a < MAX_ARGS - 1; i++) nargv[a++] = argv[i];
+    nargv[a] = NULL;
+    /* QEMU itself must not load the shim: drop LD_PRELOAD from its environment. */
+    int e = 0;
+    for (char *const *p = envp; p && *p && e < MAX_ARGS - 1; p++)
+        if (strncmp(*p, "LD_PRELOAD=", 11) != 0) nenvp[e++] = *p;
+    nenvp[e] = NULL;
+    return 1;
+}
+
+int execve(const char *path, char *const argv[], char *const envp[]) {
+    static char *nargv[MAX_ARGS], *nenvp[MAX_ARGS];
+    static char plugin_arg[PATH_BYTES * 2], preload[PATH_BYTES * 2];
+    if (rewrite(path, argv, envp, nargv, nenvp, plugin_arg, preload)) return real_execve()(qemu, nargv, nenvp);
+    return real_execve()(path, argv, envp);
+}
+
+int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
+
+/* PATH search as execvp does it, then our execve. */
+int execvpe(const char *file, char *const argv[], char *const envp[]) {
+    if (!file || !*file) { errno = ENOENT; return -1; }
+    if (strchr(file, '/')) return execve(file, argv, envp);
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+    char buf[PATH_BYTES];
+    int saw_eacces = 0;
+    for (const char *p = path;; p = strchr(p, ':') + 1) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len + strlen(file) + 2 < sizeof buf) {
+            memcpy(buf, len ? p : ".", len ? len : 1);
+            size_t l = len ? len : 1;
+            buf[l] = '/';
+            strcpy(buf + l + 1, file);
+            execve(buf, argv, envp);
+            if (errno == EACCES) saw_eacces = 1;
+        }
+        if (!end) break;
+    }
+    if (saw_eacces) errno = EACCES;
+    return -1;
+}
+
+int execvp(const char *file, char *const argv[]) { return execvpe(file, argv, environ); }
+
+static int collect(const char *arg0, va_list ap, char **argv) {
+    int n = 0;
+    argv[n++] = (char *)arg0;
+    while (n < MAX_ARGS - 1 && (argv[n] = va_arg(ap, char *)) != NULL) n++;
+    argv[n] = NULL;
+    return n;
+}
+
+int execl(const char *path, const char *arg, ...) {
+    static char *argv[MAX_ARGS];
+    va_list ap;
+    va_start(ap, arg);
+    collect(arg, ap, argv);
+    va_end(ap);
+    return execve(path, argv, environ);
+}
+
+int execlp(const char *file, const char *arg, ...) {
+    static char *argv[MAX_ARGS];
+    va_list ap;
+    va_start(ap, arg);
+    collect(arg, ap, argv);
+    va_end(ap);
+    return execvpe(file, argv, environ);
+}
+
+int execle(const char *path, const char *arg, ...) {
+    static char *argv[MAX_ARGS];
+    va_list ap;
+    va_start(ap, arg);
+    collect(arg, ap, argv);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, argv, envp);
+}
+
+int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *at,
+                char *const argv[], char *const envp[]) {
+    spawn_fn real = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawn");
+    char *nargv[MAX_ARGS], *nenvp[MAX_ARGS], plugin_arg[PATH_BYTES * 2], preload[PATH_BYTES * 2];
+    if (rewrite(path, argv, envp, nargv, nenvp, plugin_arg, preload)) return real(pid, qemu, fa, at, nargv, nenvp);
+    return real(pid, path, fa, at, argv, envp);
+}
+
+int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *at,
+                 char *const argv[], char *const envp[]) {
+    if (active && file && !strchr(file, '/')) {
+        const char *path = getenv("PATH");
+        if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+        char buf[PATH_BYTES];
+        for (const char *p = path;; p = strchr(p, ':') + 1) {
+            const char *end = strchr(p, ':');
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            if (len && len + strlen(file) + 2 < sizeof buf) {
+                memcpy(buf, p, len);
+                buf[len] = '/';
+                strcpy(buf + len + 1, file);
+                if (access(buf, X_OK) == 0) return posix_spawn(pid, buf, fa, at, argv, envp);
+            }
+            if (!end) break;
+        }
+    }
+    spawn_fn real = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawnp");
+    if (active && file && strchr(file, '/')) return posix_spawn(pid, file, fa, at, argv, envp);
+    return real(pid, file, fa, at, argv, envp);
+}
