@@ -1,1 +1,9 @@
 // integration tests
+// Shared helpers: build a kernel, run flopscope count on it, read the report.
+mod support;
+// Kernels with closed-form FLOP, bytes and access sizes, compared exactly.
+mod exact_kernels;
+// OpenMP: the same FLOP with any number of threads, every run.
+mod threads;
+// Exit codes, crashes, missing programs and AVX-512 programs.
+mod outcomes;

@@ -1,0 +1,36 @@
+/* Helpers shared by the exact-count kernels. Nothing here does floating-point
+ * work, so a kernel's whole-program FLOP is exactly the closed form in its
+ * header comment.
+ *
+ * Precision: kernels compute in REAL, double unless built with -DSINGLE.
+ */
+#ifndef KERNEL_H
+#define KERNEL_H
+
+#include <stdlib.h>
+
+#ifdef SINGLE
+#define REAL float
+#else
+#define REAL double
+#endif
+
+/* Square root of a REAL, inline (build with -fno-math-errno: no libm call). */
+#define SQRT(x) _Generic((x), float: __builtin_sqrtf, default: __builtin_sqrt)(x)
+
+/* Tells the compiler that the memory behind p is read and written here, so
+ * stores before this point happen and nothing is hoisted across it. It emits
+ * no instruction. */
+static inline void escape(const void *p) { __asm__ volatile("" : : "r"(p) : "memory"); }
+
+/* argv[i] as a positive integer, parsed with strtol (integer work only: atof
+ * would do floating-point arithmetic). Exits with 64 when missing or invalid. */
+static inline long arg_long(int argc, char **argv, int i) {
+    if (i >= argc) exit(64);
+    char *end;
+    long v = strtol(argv[i], &end, 10);
+    if (*end != '\0' || v <= 0) exit(64);
+    return v;
+}
+
+#endif

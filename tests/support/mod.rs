@@ -1,0 +1,415 @@
+//! Shared helpers of the integration tests: build a kernel from
+//! `tests/kernels` with a real compiler, run `flopscope count` on it under the
+//! real QEMU, and read the JSON report by its documented keys
+//! (shared/reference/report-schema.md).
+//!
+//! Expected counts are written as an [`Expect`] from the kernel's closed form
+//! and compared exactly: no tolerance anywhere.
+
+#![allow(dead_code)] // each test module uses its own subset
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The CLI under test.
+pub const FLOPSCOPE: &str = env!("CARGO_BIN_EXE_flopscope");
+
+/// The flag sets the exact kernels are built for.
+pub const SSE2: &[&str] = &["-O2", "-msse2"];
+pub const AVX: &[&str] = &["-O2", "-mavx"];
+pub const AVX2_FMA: &[&str] = &["-O2", "-mavx2", "-mfma"];
+pub const FLAG_SETS: [&[&str]; 3] = [SSE2, AVX, AVX2_FMA];
+
+/// `tests/kernels`, where the kernels and their closed forms live.
+pub fn kernel_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/kernels")
+}
+
+/// Builds `tests/kernels/<source>` with `flags` (gcc for `.c`, gfortran for
+/// `.f90`) once per test run, and returns the executable. Builds land in
+/// cargo's per-target temporary directory, one file per source and flag set.
+pub fn build(source: &str, flags: &[&str]) -> PathBuf {
+    type Cache = Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>;
+    static BUILT: OnceLock<Cache> = OnceLock::new();
+    let key = format!("{source} {}", flags.join(" "));
+    let slot = BUILT.get_or_init(Default::default).lock().unwrap().entry(key).or_default().clone();
+    slot.get_or_init(|| compile(source, flags)).clone()
+}
+
+fn compile(source: &str, flags: &[&str]) -> PathBuf {
+    let src = kernel_dir().join(source);
+    let compiler = match src.extension().and_then(|e| e.to_str()) {
+        Some("c") => "gcc",
+        Some("f90") => "gfortran",
+        _ => panic!("no compiler known for kernel {source}"),
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stem = src.file_stem().unwrap().to_str().unwrap();
+    let tag: String = flags.join("_").chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let exe = dir.join(format!("{stem}{tag}"));
+    // Compile to a private name and rename, so that two test runs sharing the
+    // target directory never execute a half-written file.
+    let tmp = dir.join(format!("{stem}{tag}.{}.tmp", std::process::id()));
+    let out = Command::new(compiler)
+        .args(flags)
+        .arg("-I")
+        .arg(kernel_dir())
+        .arg("-o")
+        .arg(&tmp)
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| panic!("running {compiler}: {e}"));
+    assert!(
+        out.status.success(),
+        "{compiler} {} {source} failed:\n{}",
+        flags.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&tmp, &exe).unwrap();
+    exe
+}
+
+/// What one `flopscope count` run gave.
+pub struct Run {
+    /// flopscope's exit code.
+    pub code: i32,
+    pub stderr: String,
+    /// The report written with `-o`, if any.
+    pub report: Option<Report>,
+}
+
+/// Runs `flopscope count --no-native -o FILE -- exe args` with extra
+/// environment variables for the program.
+pub fn count<A: AsRef<OsStr>>(exe: &Path, args: &[A], env: &[(&str, &str)]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let out = Command::new(FLOPSCOPE)
+        .args(["count", "--no-native", "--format", "json", "-o"])
+        .arg(&json)
+        .arg("--")
+        .arg(exe)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("running flopscope");
+    let report = std::fs::read_to_string(&json).ok().map(|text| {
+        Report(serde_json::from_str(&text).unwrap_or_else(|e| panic!("report of {exe:?} is not JSON: {e}\n{text}")))
+    });
+    Run { code: out.status.code().unwrap_or(-1), stderr: String::from_utf8_lossy(&out.stderr).into_owned(), report }
+}
+
+/// Runs a program that must succeed and returns its complete report.
+pub fn count_ok<A: AsRef<OsStr>>(exe: &Path, args: &[A], env: &[(&str, &str)]) -> Report {
+    let run = count(exe, args, env);
+    let shown: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
+    assert_eq!(run.code, 0, "flopscope count {exe:?} {shown:?} exited {}:\n{}", run.code, run.stderr);
+    let report = run.report.unwrap_or_else(|| panic!("no report for {exe:?}:\n{}", run.stderr));
+    assert_eq!(report.0["exit_status"], 0, "exit_status of {exe:?}");
+    assert_eq!(report.0["complete"], true, "complete of {exe:?}");
+    report
+}
+
+/// One `fp_instructions` row's key: precision, width_bits, lanes, op, masked.
+pub type RowKey = (String, u64, u64, String, bool);
+
+/// Executions and FLOP of one `fp_instructions` row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub count: u64,
+    pub flop: u64,
+}
+
+/// A report, read by the keys of the JSON contract.
+pub struct Report(pub Value);
+
+fn u64_at(v: &Value, path: &[&str]) -> u64 {
+    let mut at = v;
+    for key in path {
+        at = &at[*key];
+    }
+    at.as_u64().unwrap_or_else(|| panic!("report key {} is not an integer: {at}", path.join(".")))
+}
+
+fn u64_map(v: &Value, what: &str) -> BTreeMap<String, u64> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("report key {what} is not an object: {v}"))
+        .iter()
+        .map(|(k, n)| (k.clone(), n.as_u64().unwrap_or_else(|| panic!("{what}.{k} is not an integer: {n}"))))
+        .collect()
+}
+
+impl Report {
+    /// `flop.<key>`: total, fp64, fp32, fp16, bf16 or x87.
+    pub fn flop(&self, key: &str) -> u64 {
+        u64_at(&self.0, &["flop", key])
+    }
+
+    pub fn flop_by_op(&self) -> BTreeMap<String, u64> {
+        u64_map(&self.0["flop_by_op"], "flop_by_op")
+    }
+
+    pub fn fp_elements(&self) -> BTreeMap<String, u64> {
+        u64_map(&self.0["fp_elements"], "fp_elements")
+    }
+
+    /// `fp_instructions` by row key (a key appearing twice is added up, and
+    /// then shows as a mismatch against any expectation).
+    pub fn rows(&self) -> BTreeMap<RowKey, Tally> {
+        let mut out = BTreeMap::<RowKey, Tally>::new();
+        for r in self.0["fp_instructions"].as_array().expect("fp_instructions is an array") {
+            let key = (
+                r["precision"].as_str().expect("row precision").to_string(),
+                u64_at(r, &["width_bits"]),
+                u64_at(r, &["lanes"]),
+                r["op"].as_str().expect("row op").to_string(),
+                r["masked"].as_bool().expect("row masked"),
+            );
+            let t = out.entry(key).or_default();
+            t.count += u64_at(r, &["count"]);
+            t.flop += u64_at(r, &["flop"]);
+        }
+        out
+    }
+
+    /// FLOP per (precision, width_bits): the sum of the rows' `flop`.
+    pub fn flop_by_width(&self) -> BTreeMap<(String, u64), u64> {
+        by_width(&self.rows())
+    }
+
+    pub fn bytes_read(&self) -> u64 {
+        u64_at(&self.0, &["bytes", "read"])
+    }
+
+    pub fn bytes_written(&self) -> u64 {
+        u64_at(&self.0, &["bytes", "written"])
+    }
+
+    /// `mem_accesses.<read|write>`: access size in bytes -> accesses.
+    pub fn mem_accesses(&self, dir: &str) -> BTreeMap<u64, u64> {
+        u64_map(&self.0["mem_accesses"][dir], dir)
+            .into_iter()
+            .map(|(size, n)| (size.parse().unwrap_or_else(|_| panic!("access size {size:?} is not a number")), n))
+            .collect()
+    }
+
+    pub fn warnings(&self) -> Vec<String> {
+        self.0["warnings"]
+            .as_array()
+            .expect("warnings is an array")
+            .iter()
+            .map(|w| w.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// What to print when a check fails: the counted part of the report.
+    pub fn summary(&self) -> String {
+        let v = &self.0;
+        format!(
+            "flop {}\nflop_by_op {}\nfp_instructions {}\nfp_elements {}",
+            v["flop"], v["flop_by_op"], v["fp_instructions"], v["fp_elements"]
+        )
+    }
+}
+
+fn by_width(rows: &BTreeMap<RowKey, Tally>) -> BTreeMap<(String, u64), u64> {
+    let mut out = BTreeMap::new();
+    for ((precision, width, ..), t) in rows {
+        *out.entry((precision.clone(), *width)).or_default() += t.flop;
+    }
+    out
+}
+
+pub const PRECISIONS: [&str; 5] = ["fp64", "fp32", "fp16", "bf16", "x87"];
+pub const FLOP_OPS: [&str; 9] = ["add", "sub", "mul", "div", "sqrt", "fma", "minmax", "rcp", "other"];
+
+/// The counts a kernel's closed form gives. Anything not stated is expected
+/// to be zero: a FLOP booked under a precision, category or row the closed
+/// form does not have is a mismatch.
+#[derive(Debug, Clone, Default)]
+pub struct Expect {
+    flop: BTreeMap<&'static str, u64>,
+    by_op: BTreeMap<&'static str, u64>,
+    /// Set for kernels whose instruction forms are forced (intrinsics): then
+    /// widths, rows and fp_elements are checked too.
+    rows: Option<BTreeMap<RowKey, Tally>>,
+}
+
+impl Expect {
+    pub fn new() -> Expect {
+        Expect::default()
+    }
+
+    /// `flop` FLOP of `precision`, instruction forms unchecked (plain C loops
+    /// the compiler may vectorize at any width).
+    pub fn flop(mut self, precision: &'static str, flop: u64) -> Expect {
+        assert!(PRECISIONS.contains(&precision), "unknown precision {precision}");
+        *self.flop.entry(precision).or_default() += flop;
+        self
+    }
+
+    /// `flop` FLOP booked under `flop_by_op.<op>`.
+    pub fn op(mut self, op: &'static str, flop: u64) -> Expect {
+        assert!(FLOP_OPS.contains(&op), "unknown flop_by_op key {op}");
+        *self.by_op.entry(op).or_default() += flop;
+        self
+    }
+
+    /// `count` executions of one instruction form doing `flop_each` FLOP;
+    /// also adds their FLOP to the precision's total.
+    pub fn insn(
+        mut self,
+        precision: &'static str,
+        width_bits: u64,
+        lanes: u64,
+        op: &'static str,
+        count: u64,
+        flop_each: u64,
+    ) -> Expect {
+        let key = (precision.to_string(), width_bits, lanes, op.to_string(), false);
+        let t = self.rows.get_or_insert_with(BTreeMap::new).entry(key).or_default();
+        t.count += count;
+        t.flop += count * flop_each;
+        self.flop(precision, count * flop_each)
+    }
+
+    pub fn total(&self) -> u64 {
+        self.flop.values().sum()
+    }
+
+    /// Every way the report differs from the closed form.
+    pub fn mismatches(&self, r: &Report) -> Vec<String> {
+        let mut bad = Vec::new();
+        let mut check = |what: String, expected: u64, got: u64| {
+            if expected != got {
+                bad.push(format!("{what}: expected {expected}, got {got}"));
+            }
+        };
+        check("flop.total".into(), self.total(), r.flop("total"));
+        for p in PRECISIONS {
+            check(format!("flop.{p}"), self.flop.get(p).copied().unwrap_or(0), r.flop(p));
+        }
+        let by_op = r.flop_by_op();
+        for op in FLOP_OPS {
+            check(
+                format!("flop_by_op.{op}"),
+                self.by_op.get(op).copied().unwrap_or(0),
+                by_op.get(op).copied().unwrap_or(0),
+            );
+        }
+        for extra in by_op.keys().filter(|k| !FLOP_OPS.contains(&k.as_str())) {
+            check(format!("flop_by_op.{extra} (a key outside the contract)"), 0, by_op[extra].max(1));
+        }
+        if let Some(rows) = &self.rows {
+            let got = r.rows();
+            for key in rows.keys().chain(got.keys()).collect::<BTreeSet<_>>() {
+                let (e, g) = (rows.get(key).copied().unwrap_or_default(), got.get(key).copied().unwrap_or_default());
+                check(format!("fp_instructions{key:?}.count"), e.count, g.count);
+                check(format!("fp_instructions{key:?}.flop"), e.flop, g.flop);
+            }
+            let (ew, gw) = (by_width(rows), by_width(&got));
+            for key in ew.keys().chain(gw.keys()).collect::<BTreeSet<_>>() {
+                check(
+                    format!("FLOP of width {key:?}"),
+                    ew.get(key).copied().unwrap_or(0),
+                    gw.get(key).copied().unwrap_or(0),
+                );
+            }
+            let elements = sde_elements(rows);
+            let got = r.fp_elements();
+            for key in elements.keys().chain(got.keys()).collect::<BTreeSet<_>>() {
+                check(
+                    format!("fp_elements.{key}"),
+                    elements.get(key).copied().unwrap_or(0),
+                    got.get(key).copied().unwrap_or(0),
+                );
+            }
+        }
+        bad
+    }
+}
+
+/// SDE's `elements_fp_<double|single>_<lanes>`: instructions per precision
+/// and lane count, an FMA counted once; x87 has no such counter.
+fn sde_elements(rows: &BTreeMap<RowKey, Tally>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for ((precision, _, lanes, ..), t) in rows {
+        let word = match precision.as_str() {
+            "fp64" => "double",
+            "fp32" => "single",
+            "x87" => continue,
+            other => panic!("no SDE word for {other}"),
+        };
+        *out.entry(format!("elements_fp_{word}_{lanes}")).or_default() += t.count;
+    }
+    out
+}
+
+/// Collects the mismatches of many variants, so that one failing variant does
+/// not hide the others; panics at the end listing all of them.
+#[derive(Default)]
+pub struct Failures(Vec<String>);
+
+impl Failures {
+    /// Compares one run with its closed form.
+    pub fn expect(&mut self, what: &str, r: &Report, e: &Expect) {
+        let bad = e.mismatches(r);
+        if !bad.is_empty() {
+            self.0.push(format!("{what}:\n  {}\n{}", bad.join("\n  "), r.summary()));
+        }
+    }
+
+    /// Compares one derived number (a difference may be negative) with its
+    /// closed form.
+    pub fn equal(&mut self, what: &str, expected: i64, got: i64) {
+        if expected != got {
+            self.0.push(format!("{what}: expected {expected}, got {got}"));
+        }
+    }
+
+    /// Compares `bytes.read` and `bytes.written` of run `r.1` minus run `r.0`
+    /// with their closed forms.
+    pub fn bytes_delta(&mut self, what: &str, r: (&Report, &Report), read: i64, written: i64) {
+        self.equal(&format!("{what}: d bytes.read"), read, r.1.bytes_read() as i64 - r.0.bytes_read() as i64);
+        let got = r.1.bytes_written() as i64 - r.0.bytes_written() as i64;
+        self.equal(&format!("{what}: d bytes.written"), written, got);
+    }
+
+    /// Compares a derived histogram (access size -> difference) exactly.
+    pub fn equal_map(&mut self, what: &str, expected: &BTreeMap<u64, i64>, got: &BTreeMap<u64, i64>) {
+        if expected != got {
+            self.0.push(format!("{what}: expected {expected:?}, got {got:?}"));
+        }
+    }
+
+    pub fn assert_none(self) {
+        assert!(self.0.is_empty(), "{} mismatches:\n\n{}", self.0.len(), self.0.join("\n\n"));
+    }
+}
+
+/// A flag set with extra flags appended: `flags_with(AVX, &["-DSINGLE"])`.
+pub fn flags_with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(extra).copied().collect()
+}
+
+/// Whether a flag set makes FMA available (GCC then contracts a * b + c).
+pub fn has_fma(flags: &[&str]) -> bool {
+    flags.contains(&"-mfma")
+}
+
+/// `after - before` of two access-size histograms, zero differences left out.
+pub fn histogram_delta(before: &BTreeMap<u64, u64>, after: &BTreeMap<u64, u64>) -> BTreeMap<u64, i64> {
+    before
+        .keys()
+        .chain(after.keys())
+        .map(|size| {
+            let (b, a) = (before.get(size).copied().unwrap_or(0), after.get(size).copied().unwrap_or(0));
+            (*size, a as i64 - b as i64)
+        })
+        .filter(|(_, d)| *d != 0)
+        .collect()
+}
