@@ -57,6 +57,8 @@ pub mod word {
     pub const STATES_USED: usize = 9;
     /// Region ends that matched no open region, or closed inner ones.
     pub const MISMATCHES: usize = 10;
+    /// What the unsupported instruction is: 1 EVEX (AVX-512), 2 other.
+    pub const UNSUPPORTED_KIND: usize = 11;
 }
 /// Byte offset of the text describing the unsupported instruction (NUL-terminated).
 pub const UNSUPPORTED_TEXT: usize = 512;

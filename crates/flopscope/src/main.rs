@@ -6,6 +6,7 @@
 //! signal N); 2 for a flopscope error (bad input, missing QEMU, ...).
 
 mod cmd;
+mod launch;
 mod plugin;
 mod progress;
 mod regions;

@@ -34,7 +34,7 @@ pub use engine::{Engine, EngineError};
 pub use counts::{Counts, FpKey, FpTally};
 pub use io::{write_atomic, IoError};
 pub use report::{
-    ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses, PeakRef, Region, Report, Summary,
+    ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses, PeakRef, RankInfo, Region, Report, Summary,
     ThreadRow, width_key, SCHEMA,
 };
 pub use units::{gflops, intensity, Bytes, Flop, Seconds};

@@ -242,6 +242,15 @@ pub struct Region {
     pub gflops: Option<f64>,
 }
 
+/// Where an MPI (or other launcher's) rank ran.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankInfo {
+    pub rank: u32,
+    pub size: Option<u32>,
+    pub host: String,
+    pub pid: u32,
+}
+
 /// The one report every engine and importer produces.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -251,6 +260,9 @@ pub struct Report {
     pub command: Vec<String>,
     pub exit_status: ExitStatus,
     pub complete: bool,
+    /// Set when a launcher (mpirun, srun) started this process as a rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<RankInfo>,
     #[serde(flatten)]
     pub summary: Summary,
     pub native_time_s: Option<f64>,
@@ -283,6 +295,7 @@ impl Report {
             command,
             exit_status: ExitStatus::Unknown,
             complete: false,
+            mpi: None,
             summary: Summary::default(),
             native_time_s: None,
             gflops: None,

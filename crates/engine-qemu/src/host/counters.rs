@@ -33,7 +33,7 @@ pub struct FileCounts {
     /// Blocks or slots that could not be counted (counts are then low).
     pub overflow: u64,
     /// An instruction QEMU cannot execute that the program reached.
-    pub unsupported: Option<(u64, String)>,
+    pub unsupported: Option<Unsupported>,
     /// Marked regions, in order of first entry; nested regions count
     /// inclusively (an inner region's work is also its outer region's).
     pub regions: Vec<RegionCounts>,
@@ -42,6 +42,16 @@ pub struct FileCounts {
     /// Region ends that did not match, and the first one described.
     pub mismatches: u64,
     pub mismatch_text: String,
+}
+
+/// An instruction the program reached that QEMU cannot execute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported {
+    pub pc: u64,
+    /// Intel syntax, as iced-x86 formats it.
+    pub text: String,
+    /// An EVEX (AVX-512) instruction.
+    pub evex: bool,
 }
 
 /// One marked region's counts.
@@ -121,7 +131,8 @@ impl CounterFile {
         };
         let pc = layout::load(v.word(word::UNSUPPORTED_PC));
         if pc != 0 {
-            out.unsupported = Some((pc, v.text(layout::UNSUPPORTED_TEXT)));
+            let evex = layout::load(v.word(word::UNSUPPORTED_KIND)) == 1;
+            out.unsupported = Some(Unsupported { pc, text: v.text(layout::UNSUPPORTED_TEXT), evex });
         }
         out.mismatches = layout::load(v.word(word::MISMATCHES));
         if out.mismatches > 0 {

@@ -1,7 +1,7 @@
 //! Running a program under `qemu-x86_64` with the plugin, and turning the
 //! counter files into a [`Report`].
 
-use super::counters::{child_files, CounterFile, FileCounts};
+use super::counters::{child_files, CounterFile, FileCounts, Unsupported};
 use super::program::{qemu_argv, signal_name, ProgramError};
 use flopscope_model::{ExitStatus, Region, Report, Summary, ThreadRow};
 use std::path::{Path, PathBuf};
@@ -62,7 +62,7 @@ pub fn find_qemu(explicit: Option<&Path>) -> Result<PathBuf, QemuError> {
 pub struct EmulatedRun {
     pub report: Report,
     /// An instruction QEMU cannot execute that the program reached.
-    pub unsupported: Option<(u64, String)>,
+    pub unsupported: Option<Unsupported>,
 }
 
 /// The emulate engine behind the common [`flopscope_model::Engine`] contract.
@@ -70,12 +70,17 @@ pub struct QemuEngine {
     pub options: QemuOptions,
 }
 
-/// The message for a program stopped by an AVX-512 instruction.
-pub fn unsupported_message(pc: u64, text: &str) -> String {
+/// The message for a program stopped by an instruction QEMU cannot execute.
+pub fn unsupported_message(u: &Unsupported) -> String {
+    let (what, fix) = if u.evex {
+        ("an AVX-512 (EVEX) instruction", "rebuild it without AVX-512 (for example -march=x86-64-v3 or -mno-avx512f)")
+    } else {
+        ("an instruction", "rebuild it for an older instruction set (for example -march=x86-64-v3)")
+    };
     format!(
-        "the program reached `{text}` at {pc:#x}, an AVX-512 (EVEX) instruction that QEMU 7.2 cannot execute, \
-         and stopped there: rebuild it without AVX-512 (for example -march=x86-64-v3 or -mno-avx512f) to count it \
-         under the emulate engine; counts up to that point are in the report"
+        "the program reached `{}` at {:#x}, {what} that QEMU 7.2 cannot execute, and stopped there: \
+         {fix} to count it under the emulate engine; counts up to that point are in the report",
+        u.text, u.pc
     )
 }
 
@@ -91,8 +96,8 @@ impl flopscope_model::Engine for QemuEngine {
     fn count(&self, argv: &[String]) -> Result<Report, flopscope_model::EngineError> {
         let out = run(argv, &self.options)?;
         let mut report = out.report;
-        if let Some((pc, text)) = &out.unsupported {
-            report.warnings.insert(0, unsupported_message(*pc, text));
+        if let Some(u) = &out.unsupported {
+            report.warnings.insert(0, unsupported_message(u));
         }
         Ok(report)
     }

@@ -150,6 +150,7 @@ extern "C" fn on_mem(vcpu: c_uint, info: u32, _vaddr: u64, _udata: *mut c_void) 
 /// translation time.
 struct Unsupported {
     pc: u64,
+    evex: bool,
     text: Vec<u8>,
 }
 
@@ -163,6 +164,7 @@ extern "C" fn on_unsupported(_vcpu: c_uint, udata: *mut c_void) {
     if w.compare_exchange(0, u.pc, Ordering::AcqRel, Ordering::Acquire).is_ok() {
         // SAFETY: the text field is written once, by the vCPU that won above.
         unsafe { v.write_bytes(UNSUPPORTED_TEXT, &u.text) };
+        v.word(word::UNSUPPORTED_KIND).store(if u.evex { 1 } else { 2 }, Ordering::Release);
     }
 }
 
@@ -173,7 +175,27 @@ fn unsupported(insn: &iced_x86::Instruction) -> *mut c_void {
     let mut bytes = text.into_bytes();
     bytes.truncate(TEXT_BYTES - 1);
     bytes.push(0);
-    Box::into_raw(Box::new(Unsupported { pc: insn.ip(), text: bytes })) as *mut c_void
+    let evex = insn.encoding() == iced_x86::EncodingKind::EVEX;
+    Box::into_raw(Box::new(Unsupported { pc: insn.ip(), evex, text: bytes })) as *mut c_void
+}
+
+/// The instruction at `insn` decoded from guest memory, when QEMU consumed
+/// fewer bytes than the instruction has: QEMU 7.2 stops at the first byte
+/// of an EVEX (AVX-512) instruction it cannot decode and raises SIGILL there.
+/// Reads stay within the instruction's page.
+unsafe fn decode_whole(insn: *const qemu_plugin_insn, vaddr: u64, qemu_len: usize) -> Option<iced_x86::Instruction> {
+    let a = api();
+    // SAFETY: haddr is the host address of the instruction's bytes.
+    let host = unsafe { (a.insn_haddr)(insn) } as *const u8;
+    if host.is_null() {
+        return None;
+    }
+    let in_page = 4096 - (vaddr as usize & 4095);
+    let len = in_page.min(15);
+    // SAFETY: the instruction's page is mapped (QEMU just read from it).
+    let bytes = unsafe { std::slice::from_raw_parts(host, len) };
+    let d = flopscope_isa::decode_one(bytes, vaddr)?;
+    (d.len() > qemu_len).then_some(d)
 }
 
 unsafe fn insn_bytes<'a>(insn: *const qemu_plugin_insn) -> &'a [u8] {
@@ -211,6 +233,11 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
             None => &mut head,
         };
         let Some(decoded) = flopscope_isa::decode_one(bytes, vaddr) else {
+            // SAFETY: as above.
+            if let Some(whole) = unsafe { decode_whole(insn, vaddr, bytes.len()) } {
+                // SAFETY: registering a callback with leaked user data.
+                unsafe { (a.register_vcpu_insn_exec_cb)(insn, on_unsupported, QEMU_PLUGIN_CB_NO_REGS, unsupported(&whole)) };
+            }
             *current.by_slot.entry(SLOT_INSTRUCTIONS).or_default() += 1;
             prev = None;
             continue;

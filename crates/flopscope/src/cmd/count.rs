@@ -1,7 +1,7 @@
 //! `flopscope count`: run a program natively for time and under an engine for
 //! counts, and report both.
 
-use crate::{plugin, progress, regions};
+use crate::{launch, plugin, progress, regions};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use flopscope_engine_qemu::host::{program, run as qemu};
@@ -17,6 +17,7 @@ pub struct CountArgs {
     #[arg(long, value_enum)]
     format: Option<Format>,
     /// Write the report to FILE (atomically) instead of standard output.
+    /// `%r`, `%p` and `%h` expand to the MPI rank, the pid and the host.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// How to count: `emulate` runs the program under QEMU with flopscope's
@@ -149,8 +150,20 @@ pub fn run(a: CountArgs) -> Result<i32> {
     let format = a.format.unwrap_or_else(|| a.output.as_deref().map(Format::from_path).unwrap_or(Format::Table));
     let work = tempfile::Builder::new().prefix("flopscope-").tempdir().context("creating a temporary directory")?;
     let engine = engine(&a, work.path())?;
-    let native = if a.no_native || engine.runs_natively() { None } else { Some(native_run(&a.command, work.path())?) };
+    let rank = launch::rank_info();
+    // A launched rank cannot run its program twice: a second MPI_Init of the
+    // same rank fails. Time the job with `flopscope time` instead.
+    let skip_native = a.no_native || engine.runs_natively() || rank.is_some();
+    let native = if skip_native { None } else { Some(native_run(&a.command, work.path())?) };
     let mut report = engine.count(&a.command).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if rank.is_some() && !a.no_native && !engine.runs_natively() {
+        report.warnings.push(
+            "started as an MPI rank: the native timed run is skipped (a rank cannot run its program twice); \
+             time the job with `mpirun ... flopscope time -o T.%r.json -- PROGRAM` and merge with `flopscope report`"
+                .into(),
+        );
+    }
+    report.mpi = rank.clone();
     if let Some(n) = native {
         regions::apply_times(&mut report, &n.regions);
         report.set_native_time(Some(n.time));
@@ -171,7 +184,8 @@ pub fn run(a: CountArgs) -> Result<i32> {
             eprintln!("flopscope: warning: {w}");
         }
     }
-    emit(&report, format, a.output.as_deref())?;
+    let output = a.output.as_deref().map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
+    emit(&report, format, output.as_deref())?;
     Ok(exit_code_of(&report.exit_status))
 }
 

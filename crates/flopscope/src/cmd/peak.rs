@@ -1,0 +1,85 @@
+//! `flopscope peak`: the CPU and its theoretical peak GFLOP/s per core and
+//! per machine, for each ISA and precision it has.
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use flopscope_machine::{peak_ref, render, theoretical_peak, uarch_named, Machine, MachineProfile, Overrides};
+use flopscope_model::PeakRef;
+use std::path::Path;
+
+#[derive(Args, Debug, Clone, Default)]
+#[command(after_help = "Examples:\n  flopscope peak\n  flopscope peak --freq 3.7 --cores 96\n  flopscope peak --uarch \"Zen 5\" --format json")]
+pub struct PeakArgs {
+    #[command(flatten)]
+    pub overrides: OverrideArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = PeakFormat::Table)]
+    pub format: PeakFormat,
+}
+
+/// What the peak assumes instead of what flopscope detects (shared with `bench`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct OverrideArgs {
+    /// Core clock in GHz instead of the detected one.
+    #[arg(long, value_name = "GHZ", value_parser = positive_f64, global = true)]
+    pub freq: Option<f64>,
+    /// Number of cores instead of the detected physical cores.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), global = true)]
+    pub cores: Option<u32>,
+    /// Microarchitecture table entry instead of the detected one (for example "Zen 4").
+    #[arg(long, value_name = "NAME", global = true)]
+    pub uarch: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum PeakFormat {
+    #[default]
+    Table,
+    Json,
+}
+
+fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number")),
+    }
+}
+
+impl OverrideArgs {
+    /// The overrides, with `--uarch` checked against the table.
+    pub fn overrides(&self) -> Result<Overrides> {
+        if let Some(name) = &self.uarch {
+            uarch_named(name)?;
+        }
+        Ok(Overrides { freq_ghz: self.freq, cores: self.cores, uarch: self.uarch.clone() })
+    }
+}
+
+pub fn run(a: PeakArgs) -> Result<i32> {
+    let overrides = a.overrides.overrides()?;
+    let machine = Machine::detect();
+    let peak = theoretical_peak(&machine, &overrides);
+    match a.format {
+        PeakFormat::Table => print!("{}", render::peak_text(&machine, &peak)),
+        PeakFormat::Json => {
+            let v = serde_json::json!({
+                "schema": "flopscope.peak/1",
+                "machine": machine,
+                "peak": peak,
+                "peak_ref": peak_ref(&peak),
+            });
+            println!("{}", serde_json::to_string_pretty(&v).context("serializing the peak")?);
+        }
+    }
+    Ok(0)
+}
+
+/// The peak a `count` report refers to: the measured ceilings of the machine
+/// profile `machine` (`count --machine FILE`) when given, else this
+/// machine's theoretical peak.
+pub fn report_peak(machine: Option<&Path>) -> Result<PeakRef> {
+    match machine {
+        Some(p) => Ok(MachineProfile::load(p)?.peak_ref()),
+        None => Ok(peak_ref(&theoretical_peak(&Machine::detect(), &Overrides::default()))),
+    }
+}
