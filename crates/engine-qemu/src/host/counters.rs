@@ -157,7 +157,11 @@ impl CounterFile {
             if let Some(top) = stack.last().and_then(|id| regions.get_mut(*id as usize)) {
                 top.entries += entries;
             }
-            for id in &stack {
+            // A region open twice (begun again before its end) counts its work once.
+            let mut open = stack.clone();
+            open.sort_unstable();
+            open.dedup();
+            for id in &open {
                 if let Some(r) = regions.get_mut(*id as usize) {
                     r.counts.merge(&c);
                 }
