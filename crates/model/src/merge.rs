@@ -23,7 +23,7 @@
 //!   process to the next); the merged report has none of its own.
 
 use crate::report::{
-    ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, MemAccesses, Region, Report, Summary,
+    ByteTotals, ExitStatus, FpInstructionRow, MemAccesses, Region, Report, Summary,
 };
 use crate::units::{gflops, Flop, Seconds};
 use crate::vocab::Precision;
