@@ -27,6 +27,9 @@ struct Cli {
 enum Command {
     /// Count a program's FLOP, bytes and instructions, per region and thread.
     Count(cmd::count::CountArgs),
+    /// Run a program natively for wall time and region times only (for MPI
+    /// jobs, whose ranks cannot run twice under `count`).
+    Time(cmd::time::TimeArgs),
     /// Show the hardware event set and formulas the perf engine would use.
     Events(cmd::events::EventsArgs),
     /// Write the region-marker sources (C, LIKWID, Fortran) into a directory.
@@ -45,6 +48,7 @@ fn main() {
         Command::Count(a) => cmd::count::run(a),
         Command::Markers(a) => cmd::markers::run(a),
         Command::Events(a) => cmd::events::run(a),
+        Command::Time(a) => cmd::time::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

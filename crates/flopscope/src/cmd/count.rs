@@ -76,7 +76,7 @@ pub enum Format {
 }
 
 impl Format {
-    fn from_path(p: &std::path::Path) -> Format {
+    pub fn from_path(p: &std::path::Path) -> Format {
         match p.extension().and_then(|e| e.to_str()) {
             Some("json") => Format::Json,
             Some("csv") => Format::Csv,
@@ -100,14 +100,14 @@ fn signal_number(name: &str) -> i32 {
 
 /// The native timed run: wall time, exit status, and the region times the
 /// program's markers recorded.
-struct NativeRun {
-    time: Seconds,
-    status: std::process::ExitStatus,
-    regions: regions::RegionTimes,
+pub struct NativeRun {
+    pub time: Seconds,
+    pub status: std::process::ExitStatus,
+    pub regions: regions::RegionTimes,
 }
 
 /// Runs the program natively once, asking its markers to record region times.
-fn native_run(argv: &[String], work: &std::path::Path) -> Result<NativeRun> {
+pub fn native_run(argv: &[String], work: &std::path::Path) -> Result<NativeRun> {
     let exe = program::resolve(&argv[0])?;
     let times = work.join("region-times");
     let start = Instant::now();

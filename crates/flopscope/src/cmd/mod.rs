@@ -3,6 +3,7 @@
 pub mod count;
 pub mod events;
 pub mod markers;
+pub mod time;
 
 /// The peak `count` reports against: the machine crate's theoretical peak.
 pub fn peak_ref() -> Option<flopscope_model::PeakRef> {

@@ -1,0 +1,59 @@
+//! `flopscope time`: one native, uninstrumented run for wall time and region
+//! times only. Under an MPI launcher, where a rank cannot run its program
+//! twice, it gives the FLOP/s that `flopscope count` then cannot: merge the
+//! two with `flopscope report`.
+
+use super::count::{emit, exit_code_of, native_run, Format};
+use crate::launch;
+use anyhow::{Context, Result};
+use clap::Args;
+use flopscope_model::{ExitStatus, Region, Report};
+use std::path::PathBuf;
+
+#[derive(Args)]
+#[command(after_help = "Examples:\n  mpirun -n 4 flopscope count -o out/count.%r.json -- ./app\n  mpirun -n 4 flopscope time  -o out/time.%r.json  -- ./app\n  flopscope report out/count.*.json out/time.*.json")]
+pub struct TimeArgs {
+    /// Output format (default: from the -o file's extension, else table).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Write the report to FILE; `%r`, `%p` and `%h` expand to the MPI rank,
+    /// the pid and the host.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// The program and its arguments.
+    #[arg(required = true, last = true, value_name = "PROGRAM")]
+    command: Vec<String>,
+}
+
+pub fn run(a: TimeArgs) -> Result<i32> {
+    let work = tempfile::Builder::new().prefix("flopscope-").tempdir().context("creating a temporary directory")?;
+    let native = native_run(&a.command, work.path())?;
+    let rank = launch::rank_info();
+    let mut report = Report::new("time", a.command.clone());
+    report.exit_status = {
+        use std::os::unix::process::ExitStatusExt;
+        match (native.status.code(), native.status.signal()) {
+            (Some(c), _) => ExitStatus::Code(c),
+            (None, Some(s)) => ExitStatus::Signal(flopscope_engine_qemu::host::program::signal_name(s)),
+            _ => ExitStatus::Unknown,
+        }
+    };
+    report.complete = matches!(report.exit_status, ExitStatus::Code(_));
+    report.mpi = rank.clone();
+    report.regions = native
+        .regions
+        .iter()
+        .map(|(name, (entries, ns))| Region {
+            name: name.clone(),
+            entries: *entries,
+            native_time_s: Some(*ns as f64 / 1e9),
+            ..Default::default()
+        })
+        .collect();
+    report.warnings.push("timing only (no counts): merge with the `flopscope count` reports of the same job with `flopscope report`".into());
+    report.set_native_time(Some(native.time));
+    let format = a.format.unwrap_or_else(|| a.output.as_deref().map(Format::from_path).unwrap_or(Format::Table));
+    let output = a.output.as_deref().map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
+    emit(&report, format, output.as_deref())?;
+    Ok(exit_code_of(&report.exit_status))
+}
