@@ -7,3 +7,9 @@ mod exact_kernels;
 mod threads;
 // Exit codes, crashes, missing programs and AVX-512 programs.
 mod outcomes;
+// Regions: every kind of marker, threads, nesting, mismatched ends and native region times, exactly.
+mod regions;
+// Child processes: forked children and programs started with exec.
+mod processes;
+// MPI: one report per rank under mpirun, exact per rank.
+mod mpi;
