@@ -1,0 +1,78 @@
+//! Intel SDE outputs to a flopscope [`Report`] (engine `"sde-import"`).
+//!
+//! Reads the instruction mix (`sde -omix FILE`, with or without `-iform`, any
+//! number of threads) and the dynamic mask profile (`sde -odyn_mask_profile
+//! FILE`), and counts FLOP and bytes the way Intel's "Calculating FLOP using
+//! Intel SDE" and NERSC's arithmetic-intensity method do (shared/seeds/000 and
+//! 003); [`summary`] has the arithmetic.
+//!
+//! - [`import_files`]: paths in, report out. Mix files and mask profiles are
+//!   told apart by content, and paired per process ([`pair_files`]); several
+//!   mix files (one per MPI rank, as `sde -i` writes them) give one report with
+//!   the sum at the top and one nested report per file in `processes`.
+//! - [`parse_mix`] / [`parse_mask_profile`]: text in, [`MixFile`] /
+//!   [`MaskProfile`] out; [`report_from`] makes the report of one process.
+//! - [`SdeError`]: every failure names the file, and for bad input the line
+//!   and what SDE writes there.
+//!
+//! What the report holds:
+//! - `flop`: total, `fp64`, `fp32` (and `fp16` / `bf16` when SDE printed such
+//!   counters); `x87` is absent: SDE's elements counters do not count x87.
+//!   FLOP that the files cannot prove (masked lanes without a mask profile,
+//!   FMA widths an opcode histogram does not tell) is left out and a warning
+//!   says how much at most.
+//! - `flop_by_op`: only `fma` (FMA = 2), and only when every FMA was
+//!   accounted for; SDE's counters do not split the other FLOP by operation.
+//! - `flop_by_width`: FLOP by precision and width (`fp64.256`, `fp32.scalar`),
+//!   adding up to `flop.total`; empty when a masked 128-bit profile row
+//!   cannot be told scalar from xmm.
+//! - `fp_elements`: the `*elements_fp_*` counters as printed, `_masked` ones too.
+//! - `fp_instructions`: the FMA forms only (precision, width, lanes, masked),
+//!   from iform names and the mask profile's per-instruction details.
+//! - `bytes` and `mem_accesses`: from `*mem-read-<size>` / `*mem-write-<size>`.
+//! - `instructions`: `*total`; `threads`: one row per thread section.
+//!
+//! ```
+//! use flopscope_import_sde::{parse_mix, report_from};
+//! let text = [
+//!     "# EMIT_GLOBAL_DYNAMIC_STATS   EMIT# 1",
+//!     "#",
+//!     "# $global-dynamic-counts",
+//!     "#",
+//!     "# iform                                    count",
+//!     "#",
+//!     "*elements_fp_double_4                        100",
+//!     "VFMADD231PD_YMMqq_YMMqq_YMMqq                100",
+//!     "*mem-read-32                                 200",
+//!     "*mem-write-32                                100",
+//!     "*mem-read                                    200",
+//!     "*total                                       400",
+//!     "# END_GLOBAL_DYNAMIC_STATS",
+//! ]
+//! .join("\n");
+//! let mix = parse_mix(&text, "sde-mix-out.txt").unwrap();
+//! let report = report_from(&mix, None).unwrap();
+//! // 100 vfmadd231pd ymm: 4 lanes x 2 FLOP.
+//! assert_eq!(report.summary.flop.total, 800);
+//! assert_eq!(report.summary.flop_by_op["fma"], 800);
+//! // 200 x 32 bytes read, 100 x 32 written; `*mem-read` counts operands, not bytes.
+//! assert_eq!(report.summary.bytes.map(|b| (b.read, b.written)), Some((6400, 3200)));
+//! assert_eq!(report.engine, "sde-import");
+//! ```
+
+mod build;
+mod error;
+mod files;
+pub mod iform;
+mod mask;
+mod merge;
+mod mix;
+pub mod summary;
+
+pub use build::{report_from, ENGINE};
+pub use error::SdeError;
+pub use files::{file_kind, import_files, import_runs, pair_files, FileKind, Run};
+pub use flopscope_model::Report;
+pub use mask::{parse_mask_profile, row_precision, FmaDetail, MaskProfile, MaskThread, SummaryRow};
+pub use merge::{add_summaries, merge_reports};
+pub use mix::{parse_mix, Counter, Histogram, MixFile, ThreadHistogram};
