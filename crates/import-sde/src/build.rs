@@ -10,15 +10,12 @@ use flopscope_model::{Report, ThreadRow};
 pub const ENGINE: &str = "sde-import";
 
 /// Builds the report of one process: totals from the global histogram, one
-/// thread row per `EMIT_DYNAMIC_STATS FOR TID` histogram, warnings prefixed
-/// with the file they are about.
+/// thread row per `EMIT_DYNAMIC_STATS FOR TID` histogram. Warnings about the
+/// mix are as they are (the importer prefixes them with the mix file's name);
+/// those about the mask profile name it.
 pub fn report_from(mix: &MixFile, mask: Option<&MaskProfile>) -> Result<Report, SdeError> {
     let mut report = Report::new(ENGINE, Vec::new());
-    let mut warnings: Vec<String> = mix
-        .notes
-        .iter()
-        .map(|n| format!("{}: {n}", mix.name))
-        .collect();
+    let mut warnings: Vec<String> = mix.notes.clone();
     if let Some(m) = mask {
         warnings.extend(m.notes.iter().map(|n| format!("{}: {n}", m.name)));
     }
@@ -28,7 +25,7 @@ pub fn report_from(mix: &MixFile, mask: Option<&MaskProfile>) -> Result<Report, 
         None => MaskInput::Absent,
     };
     let global = summarize(&mix.global, &all, &mix.name)?;
-    warnings.extend(global.notes.iter().map(|n| format!("{}: {n}", mix.name)));
+    warnings.extend(global.notes.iter().cloned());
     report.summary = global.summary;
 
     for t in &mix.threads {
@@ -58,7 +55,7 @@ pub fn report_from(mix: &MixFile, mask: Option<&MaskProfile>) -> Result<Report, 
             }
         }
     }
-    if let Some(w) = threads_disagree(&report, &mix.name) {
+    if let Some(w) = threads_disagree(&report) {
         warnings.push(w);
     }
 
@@ -70,7 +67,7 @@ pub fn report_from(mix: &MixFile, mask: Option<&MaskProfile>) -> Result<Report, 
 
 /// SDE's global histogram is the sum of its thread histograms; say so when
 /// the numbers read say otherwise (a file assembled from different runs).
-fn threads_disagree(report: &Report, name: &str) -> Option<String> {
+fn threads_disagree(report: &Report) -> Option<String> {
     if report.threads.is_empty() {
         return None;
     }
@@ -105,7 +102,7 @@ fn threads_disagree(report: &Report, name: &str) -> Option<String> {
         .collect();
     (!off.is_empty()).then(|| {
         format!(
-            "{name}: the global section differs from the sum of the thread sections: {}; the report's totals are the global ones",
+            "the global section differs from the sum of the thread sections: {}; the report's totals are the global ones",
             off.join(", ")
         )
     })

@@ -4,8 +4,9 @@
 use crate::build::report_from;
 use crate::error::SdeError;
 use crate::mask::{parse_mask_profile, MaskProfile};
-use crate::merge::merge_reports;
+use crate::merge::merge_sources;
 use crate::mix::parse_mix;
+use flopscope_model::merge::Source;
 use flopscope_model::Report;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -149,25 +150,46 @@ fn read_text(path: &Path) -> Result<String, SdeError> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Imports runs given with their pairing: one report, with one process row
-/// per run when there are several.
-pub fn import_runs(runs: &[Run]) -> Result<Report, SdeError> {
-    let mut parts = Vec::with_capacity(runs.len());
+/// One report per run, labelled by its mix file, for [`merge_sources`] (or
+/// `flopscope_model::merge::merge`, which gives the labels and load imbalance).
+pub fn import_sources(runs: &[Run]) -> Result<Vec<Source>, SdeError> {
+    let mut sources = Vec::with_capacity(runs.len());
     for run in runs {
-        let mix = parse_mix(&read_text(&run.mix)?, &shown(&run.mix))?;
+        let label = shown(&run.mix);
+        let mix = parse_mix(&read_text(&run.mix)?, &label)?;
         let mask: Option<MaskProfile> = match &run.mask_profile {
             Some(p) => Some(parse_mask_profile(&read_text(p)?, &shown(p))?),
             None => None,
         };
-        parts.push(report_from(&mix, mask.as_ref())?);
-    }
-    if parts.is_empty() {
-        return Err(SdeError::Inputs {
-            file: "sde import".to_string(),
-            message: "no input files: give one or more `sde -omix` outputs".to_string(),
+        sources.push(Source {
+            label,
+            report: report_from(&mix, mask.as_ref())?,
         });
     }
-    Ok(merge_reports(parts))
+    Ok(sources)
+}
+
+/// Imports runs given with their pairing: the report of the one run, or the
+/// merge of several (one process row each, see [`merge_sources`]). Warnings
+/// start with the name of the mix file they are about.
+pub fn import_runs(runs: &[Run]) -> Result<Report, SdeError> {
+    let mut sources = import_sources(runs)?;
+    match sources.len() {
+        0 => Err(SdeError::Inputs {
+            file: "sde import".to_string(),
+            message: "no input files: give one or more `sde -omix` outputs".to_string(),
+        }),
+        1 => {
+            let Source { label, mut report } = sources.remove(0);
+            report.warnings = report
+                .warnings
+                .iter()
+                .map(|w| format!("{label}: {w}"))
+                .collect();
+            Ok(report)
+        }
+        _ => Ok(merge_sources(sources)?.report),
+    }
 }
 
 /// Imports SDE outputs: any number of `-omix` files (one per process) and

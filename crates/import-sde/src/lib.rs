@@ -9,7 +9,9 @@
 //! - [`import_files`]: paths in, report out. Mix files and mask profiles are
 //!   told apart by content, and paired per process ([`pair_files`]); several
 //!   mix files (one per MPI rank, as `sde -i` writes them) give one report with
-//!   the sum at the top and one nested report per file in `processes`.
+//!   the sum at the top and one nested report per file in `processes`, by the
+//!   model's merge ([`merge_sources`]; [`import_sources`] gives the labelled
+//!   per-file reports to a caller that wants the merge's labels and imbalance).
 //! - [`parse_mix`] / [`parse_mask_profile`]: text in, [`MixFile`] /
 //!   [`MaskProfile`] out; [`report_from`] makes the report of one process.
 //! - [`SdeError`]: every failure names the file, and for bad input the line
@@ -71,8 +73,8 @@ pub mod summary;
 
 pub use build::{report_from, ENGINE};
 pub use error::SdeError;
-pub use files::{file_kind, import_files, import_runs, pair_files, FileKind, Run};
+pub use files::{file_kind, import_files, import_runs, import_sources, pair_files, FileKind, Run};
 pub use flopscope_model::Report;
 pub use mask::{parse_mask_profile, row_precision, FmaDetail, MaskProfile, MaskThread, SummaryRow};
-pub use merge::{add_summaries, merge_reports};
+pub use merge::merge_sources;
 pub use mix::{parse_mix, Counter, Histogram, MixFile, ThreadHistogram};

@@ -124,12 +124,6 @@ fn without_the_profile_masked_flop_is_left_out_and_said() {
         "{w}"
     );
     assert!(w.contains("-odyn_mask_profile"), "{w}");
-    assert!(
-        r.warnings
-            .iter()
-            .all(|x| x.starts_with("skx-avx512-iform.txt: ")),
-        "{w}"
-    );
     // 4000 x 8 (zmm elements), 400 x 4 + 1200 + 400 (ymm), 400 x 16 (zmm single).
     let w: Vec<(&str, u64)> = r
         .summary
@@ -146,6 +140,19 @@ fn without_the_profile_masked_flop_is_left_out_and_said() {
     assert_eq!(
         (row.width_bits, row.count, row.flop, row.masked),
         (256, 400, 3200, false)
+    );
+}
+
+#[test]
+fn imported_warnings_start_with_the_mix_file() {
+    let path = fixture("skx-avx512-iform.txt");
+    let r = import_files(std::slice::from_ref(&path)).unwrap();
+    assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+    let prefix = format!("{}: ", path.display());
+    assert!(
+        r.warnings.iter().all(|w| w.starts_with(&prefix)),
+        "{:?}",
+        r.warnings
     );
 }
 

@@ -132,3 +132,15 @@ fn a_mask_profile_without_its_mix_is_an_error() {
         "{e}"
     );
 }
+
+#[test]
+fn the_merge_labels_each_process_row_with_its_mix_file() {
+    use flopscope_import_sde::{import_sources, merge_sources};
+    let runs = pair_files(&ranks()).unwrap();
+    let merged = merge_sources(import_sources(&runs).unwrap()).unwrap();
+    assert_eq!(merged.labels.len(), 2);
+    assert!(merged.labels[0].ends_with("sde-mix-out.1001.txt"));
+    assert!(merged.labels[1].ends_with("sde-mix-out.1002.txt"));
+    // Ranks 1001 and 1002 did the same FLOP: no imbalance.
+    assert_eq!(merged.imbalance.flop.ratio(), Some(1.0));
+}

@@ -2,6 +2,7 @@
 
 mod common; // fixture paths and loaders
 mod errors; // truncated, empty and foreign input: an error naming file and line, never a panic
+mod exporter; // what the model's SDE-mix exporter writes reads back to the same totals
 mod fma; // FMA of every family, width and precision; the known mistakes of public parsers
 mod iclass; // `-mix` without `-iform`: opcode names carry no vector width
 mod json; // the report's JSON contract keys
