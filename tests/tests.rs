@@ -13,3 +13,5 @@ mod regions;
 mod processes;
 // MPI: one report per rank under mpirun, exact per rank.
 mod mpi;
+// Merge, diff and the SDE-mix export on reports of real runs.
+mod reports;

@@ -106,8 +106,13 @@ fn quantities(s: &Summary) -> Vec<(String, u64)> {
 fn compare(scope: &str, a: Option<&Summary>, b: Option<&Summary>, out: &mut Vec<CountChange>) {
     let qa = a.map(quantities).unwrap_or_default();
     let qb = b.map(quantities).unwrap_or_default();
+    // One order for both sides: the quantities of their sum, then any left.
+    let both: Vec<(&str, &Summary)> = [a, b].into_iter().flatten().map(|s| ("", s)).collect();
+    let union = crate::merge::sum_summaries(both)
+        .map(|s| quantities(&s))
+        .unwrap_or_default();
     let mut order: Vec<&String> = Vec::new();
-    for (q, _) in qa.iter().chain(&qb) {
+    for (q, _) in union.iter().chain(&qa).chain(&qb) {
         if !order.contains(&q) {
             order.push(q);
         }

@@ -98,6 +98,86 @@ pub struct Merged {
     pub imbalance: Imbalance,
 }
 
+impl Merged {
+    /// The per-source rows and the load imbalance as a plain-text table.
+    pub fn sources_table(&self) -> String {
+        use crate::render::{duration, thousands};
+        use std::fmt::Write;
+        let mut out = format!(
+            "{:<30} {:>20} {:>8} {:>18} {:>18} {:>12}\n",
+            format!("Sources ({})", self.labels.len()),
+            "FLOP",
+            "share",
+            "bytes read",
+            "bytes written",
+            "time"
+        );
+        let total = self.report.summary.flop.total;
+        for (label, p) in self.labels.iter().zip(&self.report.processes) {
+            let b = p.summary.bytes;
+            let share = if total > 0 {
+                format!("{:.1}%", 100.0 * p.summary.flop.total as f64 / total as f64)
+            } else {
+                "-".into()
+            };
+            let _ = writeln!(
+                out,
+                "  {:<28} {:>20} {:>8} {:>18} {:>18} {:>12}{}",
+                label,
+                thousands(p.summary.flop.total),
+                share,
+                b.map(|b| thousands(b.read)).unwrap_or_else(|| "-".into()),
+                b.map(|b| thousands(b.written))
+                    .unwrap_or_else(|| "-".into()),
+                p.native_time_s.map(duration).unwrap_or_else(|| "-".into()),
+                if p.complete { "" } else { "  PARTIAL" },
+            );
+        }
+        let mut spread = |what: &str, s: &Spread| {
+            let _ = writeln!(
+                out,
+                "Load imbalance ({what}): max/mean {} (max {} in {}, min {} in {})",
+                s.ratio()
+                    .map(|r| format!("{r:.3}"))
+                    .unwrap_or_else(|| "-".into()),
+                thousands(s.max),
+                s.max_source,
+                thousands(s.min),
+                s.min_source
+            );
+        };
+        spread("FLOP", &self.imbalance.flop);
+        if let Some(b) = &self.imbalance.bytes {
+            spread("bytes", b);
+        }
+        out
+    }
+
+    /// The per-source rows as CSV (exact integers; empty cells for unknowns).
+    pub fn sources_csv(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::from("source,flop,bytes_read,bytes_written,native_time_s,complete\n");
+        for (label, p) in self.labels.iter().zip(&self.report.processes) {
+            let b = p.summary.bytes;
+            let quoted = if label.contains([',', '"', '\n']) {
+                format!("\"{}\"", label.replace('"', "\"\""))
+            } else {
+                label.clone()
+            };
+            let _ = writeln!(
+                out,
+                "{quoted},{},{},{},{},{}",
+                p.summary.flop.total,
+                b.map(|b| b.read.to_string()).unwrap_or_default(),
+                b.map(|b| b.written.to_string()).unwrap_or_default(),
+                p.native_time_s.map(|t| t.to_string()).unwrap_or_default(),
+                p.complete
+            );
+        }
+        out
+    }
+}
+
 type Result<T> = std::result::Result<T, MergeError>;
 
 fn add(a: u64, b: u64, what: &str, label: &str) -> Result<u64> {

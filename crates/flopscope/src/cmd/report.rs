@@ -1,0 +1,210 @@
+//! `flopscope report`: show one report, merge many (ranks, processes), or
+//! compare two; export as a table, JSON, CSV, Markdown, an SDE mix, or a
+//! self-contained HTML page.
+
+use super::roofline::{label_of, load_reports, machine_ceilings};
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use flopscope_model::merge::{merge, Merged, Source};
+use flopscope_model::{diff, markdown, render, sde_mix, Report};
+use flopscope_roofline::html::{self, HtmlReport};
+use flopscope_roofline::{ChartOptions, Input};
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  flopscope report solver.json\n  flopscope report rank*.json --html ranks.html --machine machine.json\n  flopscope report --diff scalar.json avx2.json\n  flopscope report solver.json --format sde-mix -o solver-mix.txt\n  flopscope report rank*.json --format markdown -o ranks.md"
+)]
+pub struct ReportArgs {
+    /// Reports written by `flopscope count -o FILE.json`; several are
+    /// merged: counts summed, one row per report, load imbalance shown.
+    #[arg(value_name = "REPORT.json", required_unless_present = "diff")]
+    reports: Vec<PathBuf>,
+    /// Compare two reports: what changed per region, precision and width.
+    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["reports", "html"])]
+    diff: Option<Vec<PathBuf>>,
+    /// With --diff: list unchanged counts too.
+    #[arg(long, requires = "diff")]
+    all: bool,
+    /// Output format (default: from the -o file's extension, else table).
+    /// sde-mix is Intel SDE's instruction-mix text, for scripts written for SDE.
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Write to FILE (atomically) instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Also write the HTML report (roofline, regions, instruction mix,
+    /// metadata) to this file: one self-contained page.
+    #[arg(long, value_name = "out.html")]
+    html: Option<PathBuf>,
+    /// The machine's roofs for the HTML report's chart (a machine profile).
+    #[arg(long, value_name = "machine.json")]
+    machine: Option<PathBuf>,
+    /// With --format sde-mix: export this region instead of the whole program.
+    #[arg(long, value_name = "NAME")]
+    region: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+    Markdown,
+    SdeMix,
+}
+
+impl Format {
+    fn from_path(p: &Path) -> Format {
+        match p.extension().and_then(|e| e.to_str()) {
+            Some("json") => Format::Json,
+            Some("csv") => Format::Csv,
+            Some("md") | Some("markdown") => Format::Markdown,
+            _ => Format::Table,
+        }
+    }
+}
+
+fn emit(text: &str, output: Option<&Path>) -> Result<()> {
+    match output {
+        Some(p) => {
+            flopscope_model::write_atomic(p, text.as_bytes())?;
+            eprintln!("flopscope: wrote {}", p.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+fn run_diff(a: &ReportArgs, paths: &[PathBuf], format: Format) -> Result<i32> {
+    let [pa, pb] = paths else {
+        bail!("--diff takes two reports: --diff A.json B.json")
+    };
+    let (ra, rb) = (Report::load(pa)?, Report::load(pb)?);
+    let d = diff::diff(
+        &ra,
+        &rb,
+        &pa.display().to_string(),
+        &pb.display().to_string(),
+    );
+    let text = match format {
+        Format::Table => d.table(a.all),
+        Format::Markdown => d.markdown(a.all),
+        _ => bail!("--diff prints a table or Markdown: give --format table or --format markdown"),
+    };
+    emit(&text, a.output.as_deref())?;
+    Ok(0)
+}
+
+fn sde_text(r: &Report, region: Option<&str>) -> Result<String> {
+    let Some(name) = region else {
+        return Ok(sde_mix::sde_mix(r));
+    };
+    let Some(reg) = r.regions.iter().find(|g| g.name == name) else {
+        let names: Vec<&str> = r.regions.iter().map(|g| g.name.as_str()).collect();
+        bail!(
+            "the report has no region `{name}` (its regions: {})",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        );
+    };
+    Ok(sde_mix::sde_mix_of(
+        &reg.summary,
+        &[
+            format!("command: {}", r.command.join(" ")),
+            format!("region: {name}"),
+        ],
+    ))
+}
+
+fn render(
+    format: Format,
+    r: &Report,
+    merged: Option<&Merged>,
+    region: Option<&str>,
+) -> Result<String> {
+    Ok(match (format, merged) {
+        (Format::Table, None) => render::table(r),
+        (Format::Table, Some(m)) => {
+            // The inputs are listed as sources, not as child processes.
+            let top = Report {
+                processes: Vec::new(),
+                ..r.clone()
+            };
+            format!("{}\n{}", render::table(&top), m.sources_table())
+        }
+        (Format::Json, _) => r.to_json(),
+        (Format::Csv, None) => render::csv(r),
+        (Format::Csv, Some(m)) => format!("{}\n{}", render::csv(r), m.sources_csv()),
+        (Format::Markdown, None) => markdown::markdown(r),
+        (Format::Markdown, Some(m)) => markdown::merged(m),
+        (Format::SdeMix, _) => sde_text(r, region)?,
+    })
+}
+
+pub fn run(a: ReportArgs) -> Result<i32> {
+    let format = a.format.unwrap_or_else(|| {
+        a.output
+            .as_deref()
+            .map(Format::from_path)
+            .unwrap_or(Format::Table)
+    });
+    if let Some(paths) = &a.diff {
+        return run_diff(&a, paths, format);
+    }
+    if a.region.is_some() && format != Format::SdeMix {
+        bail!("--region selects what --format sde-mix exports; other formats show every region");
+    }
+    let mut reports = load_reports(&a.reports)?;
+    let merged = if reports.len() > 1 {
+        let sources = reports
+            .drain(..)
+            .map(|(label, report)| Source { label, report })
+            .collect();
+        Some(merge(sources).context("merging the reports")?)
+    } else {
+        None
+    };
+    let report: &Report = match &merged {
+        Some(m) => &m.report,
+        None => &reports[0].1,
+    };
+    emit(
+        &render(format, report, merged.as_ref(), a.region.as_deref())?,
+        a.output.as_deref(),
+    )?;
+    if let Some(out) = &a.html {
+        let ceilings = machine_ceilings(a.machine.as_deref())?;
+        let label = match &merged {
+            Some(m) => format!("merge of {} reports", m.labels.len()),
+            None => label_of(&a.reports[0]),
+        };
+        let title = format!("flopscope: {}", report.command.join(" "));
+        let chart = flopscope_roofline::chart(
+            &[Input {
+                label: &label,
+                report,
+            }],
+            &ceilings,
+            &ChartOptions {
+                title: format!("Roofline: {}", report.command.join(" ")),
+                ..Default::default()
+            },
+        );
+        let svg = flopscope_roofline::svg(&chart)?;
+        let page = html::report(&HtmlReport {
+            title,
+            report,
+            merged: merged.as_ref(),
+            chart: &chart,
+            chart_svg: &svg,
+            ceilings: &ceilings,
+        });
+        flopscope_model::write_atomic(out, page.as_bytes())?;
+        eprintln!("flopscope: wrote {}", out.display());
+    }
+    Ok(0)
+}

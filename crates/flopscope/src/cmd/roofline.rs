@@ -1,0 +1,149 @@
+//! `flopscope roofline`: reports in, a roofline chart out (SVG, PNG, or an
+//! HTML page with the chart and its tables).
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use flopscope_model::{Ceilings, Report};
+use flopscope_roofline::html::{self, HtmlReport};
+use flopscope_roofline::{ChartOptions, Input};
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  flopscope roofline triad.json -o triad.svg\n  flopscope roofline solver.json --machine machine.json -o solver.png\n  flopscope roofline before.json after.json --machine machine.json -o compare.html"
+)]
+pub struct RooflineArgs {
+    /// Reports written by `flopscope count -o FILE.json` (one point per
+    /// region and one for the whole program of each).
+    #[arg(required = true, value_name = "REPORT.json")]
+    reports: Vec<PathBuf>,
+    /// The machine's roofs (a machine profile); default: the theoretical
+    /// peak of this machine.
+    #[arg(long, value_name = "machine.json")]
+    machine: Option<PathBuf>,
+    /// Where to write the chart: .svg, .png or .html (written atomically).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: PathBuf,
+    /// The chart's title (default: the command of the first report).
+    #[arg(long)]
+    title: Option<String>,
+    /// Width of the chart in pixels (tables may widen it).
+    #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(480..=4000))]
+    width: u32,
+}
+
+/// A report file's name, to label its points and rows.
+pub(crate) fn label_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+pub(crate) fn load_reports(paths: &[PathBuf]) -> Result<Vec<(String, Report)>> {
+    paths
+        .iter()
+        .map(|p| Ok((label_of(p), Report::load(p)?)))
+        .collect()
+}
+
+/// The roofs to draw. Temporary until `crate::cmd::ceilings` lands: with a
+/// path, the file holds `Ceilings` JSON; without, there are no roofs.
+pub(crate) fn machine_ceilings(machine: Option<&Path>) -> Result<Ceilings> {
+    match machine {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("reading the machine profile {}", p.display()))?;
+            serde_json::from_str(&text).with_context(|| {
+                format!("{} is not a machine profile: expected JSON with source, machine, compute [{{name, precision, width_bits, gflops, measured}}] and bandwidth [{{level, gbytes_per_s, measured}}]", p.display())
+            })
+        }
+        None => Ok(Ceilings {
+            source: "none: give --machine machine.json for the machine's roofs".into(),
+            ..Default::default()
+        }),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Svg,
+    Png,
+    Html,
+}
+
+fn kind_of(p: &Path) -> Result<Kind> {
+    match p
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("svg") => Ok(Kind::Svg),
+        Some("png") => Ok(Kind::Png),
+        Some("html") | Some("htm") => Ok(Kind::Html),
+        _ => bail!(
+            "cannot tell the chart format of {}: name it .svg, .png or .html",
+            p.display()
+        ),
+    }
+}
+
+pub fn run(a: RooflineArgs) -> Result<i32> {
+    let kind = kind_of(&a.output)?;
+    let reports = load_reports(&a.reports)?;
+    let ceilings = machine_ceilings(a.machine.as_deref())?;
+    let title = a
+        .title
+        .unwrap_or_else(|| format!("Roofline: {}", reports[0].1.command.join(" ")));
+    let opts = ChartOptions {
+        width: a.width,
+        title: title.clone(),
+        ..Default::default()
+    };
+    let inputs: Vec<Input> = reports
+        .iter()
+        .map(|(label, report)| Input { label, report })
+        .collect();
+    let chart = flopscope_roofline::chart(&inputs, &ceilings, &opts);
+    for p in chart.points.iter().filter(|p| p.not_plotted.is_some()) {
+        eprintln!(
+            "flopscope: {} is not plotted: {}",
+            p.data.label,
+            p.not_plotted.as_deref().unwrap_or_default()
+        );
+    }
+    let bytes = match kind {
+        Kind::Svg => flopscope_roofline::svg(&chart)?.into_bytes(),
+        Kind::Png => flopscope_roofline::png(&chart)?,
+        Kind::Html => {
+            let svg = flopscope_roofline::svg(&chart)?;
+            let merged;
+            let (report, merged_ref) = if reports.len() == 1 {
+                (&reports[0].1, None)
+            } else {
+                merged = flopscope_model::merge::merge(
+                    reports
+                        .iter()
+                        .map(|(label, report)| flopscope_model::merge::Source {
+                            label: label.clone(),
+                            report: report.clone(),
+                        })
+                        .collect(),
+                )?;
+                (&merged.report, Some(&merged))
+            };
+            html::report(&HtmlReport {
+                title,
+                report,
+                merged: merged_ref,
+                chart: &chart,
+                chart_svg: &svg,
+                ceilings: &ceilings,
+            })
+            .into_bytes()
+        }
+    };
+    flopscope_model::write_atomic(&a.output, &bytes)?;
+    eprintln!("flopscope: wrote {}", a.output.display());
+    Ok(0)
+}
