@@ -5,7 +5,7 @@
 !   y = a * x + y
 !   call flopscope_region_end("daxpy")
 !
-! Build: gfortran prog.f90 flopscope.f90 flopscope_fortran.c
+! Build: gfortran flopscope.f90 prog.f90 flopscope_fortran.c   (the module first)
 module flopscope
   use iso_c_binding, only: c_char, c_null_char
   implicit none

@@ -1,5 +1,5 @@
 /* C side of the Fortran module: compile it with the program
- * (gfortran prog.f90 flopscope.f90 flopscope_fortran.c). The marker runs here,
+ * (gfortran flopscope.f90 prog.f90 flopscope_fortran.c   (the module first)). The marker runs here,
  * with the name's address in a register, so any name works. */
 #include "../include/flopscope.h"
 

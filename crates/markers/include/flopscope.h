@@ -133,8 +133,8 @@ __attribute__((weak, noinline)) void flopscope__time(int begin, const char *name
             atexit(flopscope__dump);
         if (!on) return;
     }
-    uint64_t now = flopscope__now();
     int r = flopscope__region_index(name);
+    uint64_t now = begin ? 0 : flopscope__now();
     if (r < 0) return;
     if (flopscope__slot < 0) {
         int s = __atomic_fetch_add(&flopscope__nthreads, 1, __ATOMIC_RELAXED);
@@ -142,16 +142,23 @@ __attribute__((weak, noinline)) void flopscope__time(int begin, const char *name
     }
     if (begin) {
         __atomic_fetch_add(&flopscope__regions[r].entries, 1, __ATOMIC_RELAXED);
+        /* A region begun again while open is timed once, by its outermost
+         * instance: the inner one records start 0 and adds nothing. */
+        int nested = 0;
+        for (int d = 0; d < flopscope__depth; d++)
+            if (flopscope__stack[d].region == r) nested = 1;
         if (flopscope__depth < FLOPSCOPE__MAX_DEPTH) {
             flopscope__stack[flopscope__depth].region = r;
-            flopscope__stack[flopscope__depth].start_ns = now;
+            flopscope__stack[flopscope__depth].start_ns = nested ? 0 : flopscope__now();
             flopscope__depth++;
         }
         return;
     }
     for (int d = flopscope__depth - 1; d >= 0; d--) {
         if (flopscope__stack[d].region == r) {
-            __atomic_fetch_add(&flopscope__regions[r].ns[flopscope__slot], now - flopscope__stack[d].start_ns, __ATOMIC_RELAXED);
+            if (flopscope__stack[d].start_ns)
+                __atomic_fetch_add(&flopscope__regions[r].ns[flopscope__slot], now - flopscope__stack[d].start_ns,
+                                   __ATOMIC_RELAXED);
             flopscope__depth = d;
             return;
         }

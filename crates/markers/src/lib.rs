@@ -14,9 +14,11 @@
 //!
 //! Under `flopscope count` each [`Region`] is counted separately (FLOP,
 //! bytes, instructions, entries); in flopscope's native timed run its wall
-//! time is recorded. Run on its own, a marker costs a load, a compare and a
-//! branch. The same marker instruction as `include/flopscope.h` is used, so
-//! C, C++, Fortran and Rust regions of one program appear in one report.
+//! time is recorded. Run on its own (neither counted nor timed: flopscope
+//! sets `FLOPSCOPE_COUNTING` or `FLOPSCOPE_REGION_TIMES` when it is), a
+//! marker is one load and one predictable branch. The same marker
+//! instruction as `include/flopscope.h` is used, so C, C++, Fortran and Rust
+//! regions of one program appear in one report.
 //!
 //! The C header, the LIKWID-compatible header and the Fortran module ship in
 //! this crate's `include/` and `fortran/` folders ([`C_HEADER`] and friends
@@ -69,26 +71,47 @@ fn mark<const KIND: u8>(name: &Name) {
 
 /// An open region; it ends when dropped.
 pub struct Region {
-    name: Name,
+    /// The name, when flopscope counts or times this run; `None` otherwise,
+    /// so that a plain run pays one branch and no copy.
+    name: Option<Box<Name>>,
 }
 
 impl Region {
     /// Begins region `name` (names longer than 63 bytes are cut).
-    #[inline]
+    #[inline(always)]
     pub fn begin(name: &str) -> Region {
-        let name = Name::new(name);
+        if !timing::active() {
+            return Region { name: None };
+        }
+        Region::begin_marked(name)
+    }
+
+    /// The copy, the timing and the marker happen before the region starts.
+    #[cold]
+    #[inline(never)]
+    fn begin_marked(name: &str) -> Region {
+        let name = Box::new(Name::new(name));
         timing::on_begin(&name.0);
         mark::<1>(&name);
-        Region { name }
+        Region { name: Some(name) }
     }
 }
 
 impl Drop for Region {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
-        mark::<2>(&self.name);
-        timing::on_end(&self.name.0);
+        if let Some(name) = self.name.take() {
+            end_marked(name);
+        }
     }
+}
+
+/// The marker and the timing happen after the region ends.
+#[cold]
+#[inline(never)]
+fn end_marked(name: Box<Name>) {
+    mark::<2>(&name);
+    timing::on_end(&name.0);
 }
 
 /// Runs `f` as region `name`.
@@ -109,6 +132,14 @@ mod tests {
         assert_eq!(n.0[62], b'x');
         assert_eq!(n.0[63], 0);
         assert_eq!(&Name::new("ab").0[..3], b"ab\0");
+    }
+
+    #[test]
+    fn a_plain_run_makes_no_copy() {
+        // The test process is neither counted nor timed by flopscope.
+        if std::env::var_os("FLOPSCOPE_COUNTING").is_none() && std::env::var_os("FLOPSCOPE_REGION_TIMES").is_none() {
+            assert!(Region::begin("x").name.is_none());
+        }
     }
 
     #[test]

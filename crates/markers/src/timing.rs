@@ -1,6 +1,8 @@
-//! Native wall time per region, recorded only when flopscope's native timed
-//! run asks for it (environment variable `FLOPSCOPE_REGION_TIMES` names the
-//! file); the same line format as include/flopscope.h.
+//! Whether markers are live, and native wall time per region.
+//!
+//! Markers are live when flopscope counts the run (`FLOPSCOPE_COUNTING`, set
+//! for the emulated program) or times it (`FLOPSCOPE_REGION_TIMES` names the
+//! file the times go to, in the line format of include/flopscope.h).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -9,7 +11,10 @@ use std::time::Instant;
 
 const UNKNOWN: u8 = 0;
 const OFF: u8 = 1;
-const ON: u8 = 2;
+/// Counted by the emulate engine: markers, no timing.
+const COUNTING: u8 = 2;
+/// The native timed run: markers and timing.
+const TIMING: u8 = 3;
 static STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
 
 #[derive(Default)]
@@ -22,7 +27,7 @@ struct Totals {
 static TOTALS: Mutex<Option<HashMap<Vec<u8>, Totals>>> = Mutex::new(None);
 
 thread_local! {
-    static OPEN: std::cell::RefCell<Vec<(Vec<u8>, Instant)>> = const { std::cell::RefCell::new(Vec::new()) };
+    static OPEN: std::cell::RefCell<Vec<(Vec<u8>, Option<Instant>)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn key(name: &[u8]) -> Vec<u8> {
@@ -46,25 +51,50 @@ extern "C" fn dump() {
 }
 
 #[cold]
-fn enabled_slow() -> bool {
-    let on = std::env::var_os("FLOPSCOPE_REGION_TIMES").is_some();
-    if STATE.compare_exchange(UNKNOWN, if on { ON } else { OFF }, Ordering::AcqRel, Ordering::Acquire).is_ok() && on {
-        // SAFETY: registering a plain extern "C" function.
-        unsafe { libc::atexit(dump) };
+#[inline(never)]
+fn init() -> u8 {
+    let state = if std::env::var_os("FLOPSCOPE_REGION_TIMES").is_some() {
+        TIMING
+    } else if std::env::var_os("FLOPSCOPE_COUNTING").is_some() {
+        COUNTING
+    } else {
+        OFF
+    };
+    match STATE.compare_exchange(UNKNOWN, state, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => {
+            if state == TIMING {
+                // SAFETY: registering a plain extern "C" function.
+                unsafe { libc::atexit(dump) };
+            }
+            state
+        }
+        Err(current) => current,
     }
-    on
 }
 
+fn state() -> u8 {
+    match STATE.load(Ordering::Relaxed) {
+        UNKNOWN => init(),
+        s => s,
+    }
+}
+
+/// Whether markers do anything in this run (one load and branch when known).
 #[inline(always)]
-fn enabled() -> bool {
+pub fn active() -> bool {
     match STATE.load(Ordering::Relaxed) {
         OFF => false,
-        ON => true,
-        _ => enabled_slow(),
+        UNKNOWN => init() != OFF,
+        _ => true,
     }
 }
 
-#[inline]
+fn enabled() -> bool {
+    state() == TIMING
+}
+
+/// A region begun again while open (recursion) is timed once: only its
+/// outermost instance adds time.
 pub fn on_begin(name: &[u8]) {
     if !enabled() {
         return;
@@ -73,10 +103,13 @@ pub fn on_begin(name: &[u8]) {
     if let Ok(mut g) = TOTALS.lock() {
         g.get_or_insert_with(HashMap::new).entry(k.clone()).or_default().entries += 1;
     }
-    OPEN.with(|o| o.borrow_mut().push((k, Instant::now())));
+    OPEN.with(|o| {
+        let mut o = o.borrow_mut();
+        let nested = o.iter().any(|(n, _)| *n == k);
+        o.push((k, if nested { None } else { Some(Instant::now()) }));
+    });
 }
 
-#[inline]
 pub fn on_end(name: &[u8]) {
     if !enabled() {
         return;
@@ -88,7 +121,7 @@ pub fn on_end(name: &[u8]) {
         let pos = o.iter().rposition(|(n, _)| *n == k)?;
         let start = o[pos].1;
         o.truncate(pos);
-        Some(start)
+        start
     });
     if let (Some(start), Ok(mut g)) = (start, TOTALS.lock()) {
         let t = g.get_or_insert_with(HashMap::new).entry(k).or_default();

@@ -115,6 +115,8 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     }
     let mut cmd = Command::new(&qemu);
     cmd.arg("-cpu").arg("max").arg("-plugin").arg(plugin_arg);
+    // Tells the Rust markers (flopscope-markers) that this run is counted.
+    cmd.env("FLOPSCOPE_COUNTING", "1");
     if let Some(shim) = &opts.exec_shim {
         // The guest alone preloads the shim (-E); QEMU itself must not.
         let theirs = std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty());

@@ -6,7 +6,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args)]
-#[command(after_help = "Examples:\n  flopscope markers --write third_party/flopscope\n  gcc -O2 -Ithird_party/flopscope -o app app.c\n  gfortran app.f90 third_party/flopscope/flopscope.f90 third_party/flopscope/flopscope_fortran.c")]
+#[command(after_help = "Examples:\n  flopscope markers --write third_party/flopscope\n  gcc -O2 -Ithird_party/flopscope -o app app.c\n  gfortran third_party/flopscope/flopscope.f90 app.f90 third_party/flopscope/flopscope_fortran.c   # the module first")]
 pub struct MarkersArgs {
     /// Directory to write flopscope.h, likwid-marker.h, flopscope.f90 and
     /// flopscope_fortran.c into (created if missing).
