@@ -520,7 +520,6 @@ fn a_region_begun_again_while_open_counts_its_work_once() {
 }
 
 #[test]
-#[ignore = "bug: the markers' native timing adds a region's inner interval again when it is begun while open"]
 fn a_region_begun_again_while_open_is_timed_once() {
     // reenter.c: "a" lies inside "all", so its time cannot be longer; its
     // inner interval, REPS scales, is nearly all of it.

@@ -15,3 +15,5 @@ mod processes;
 mod mpi;
 // Merge, diff and the SDE-mix export on reports of real runs.
 mod reports;
+// CLI: report and roofline subcommands.
+mod report_cli;

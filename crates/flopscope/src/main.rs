@@ -30,6 +30,13 @@ enum Command {
     /// Run a program natively for wall time and region times only (for MPI
     /// jobs, whose ranks cannot run twice under `count`).
     Time(cmd::time::TimeArgs),
+    /// Draw the roofline of reports: SVG, PNG or a self-contained HTML page.
+    Roofline(cmd::roofline::RooflineArgs),
+    /// Show, merge (ranks, processes) or compare reports; export them as
+    /// CSV, Markdown, an SDE mix or an HTML page.
+    Report(cmd::report::ReportArgs),
+    /// Read other tools' results (Intel SDE) into a flopscope report.
+    Import(cmd::import::ImportArgs),
     /// Show the hardware event set and formulas the perf engine would use.
     Events(cmd::events::EventsArgs),
     /// Write the region-marker sources (C, LIKWID, Fortran) into a directory.
@@ -49,6 +56,9 @@ fn main() {
         Command::Markers(a) => cmd::markers::run(a),
         Command::Events(a) => cmd::events::run(a),
         Command::Time(a) => cmd::time::run(a),
+        Command::Roofline(a) => cmd::roofline::run(a),
+        Command::Report(a) => cmd::report::run(a),
+        Command::Import(a) => cmd::import::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

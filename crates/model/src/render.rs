@@ -156,7 +156,7 @@ pub fn table(r: &Report) -> String {
     if r.threads.len() > 1 {
         let _ = writeln!(out, "\nThreads: {}", r.threads.len());
         for t in &r.threads {
-            let _ = writeln!(out, "  vCPU {:<4} FLOP {:>18}", t.tid, thousands(t.summary.flop.total));
+            let _ = writeln!(out, "  thread {:<4} FLOP {:>18}", t.tid, thousands(t.summary.flop.total));
         }
     }
     for p in &r.processes {

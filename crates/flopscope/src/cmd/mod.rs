@@ -2,7 +2,10 @@
 
 pub mod count;
 pub mod events;
+pub mod import;
 pub mod markers;
+pub mod report;
+pub mod roofline;
 pub mod time;
 
 /// The peak `count` reports against: the machine crate's theoretical peak.

@@ -158,7 +158,13 @@ pub fn run(a: ReportArgs) -> Result<i32> {
     if a.region.is_some() && format != Format::SdeMix {
         bail!("--region selects what --format sde-mix exports; other formats show every region");
     }
-    let mut reports = load_reports(&a.reports)?;
+    let (mut reports, unmatched) = flopscope_model::times::join(load_reports(&a.reports)?);
+    for u in &unmatched {
+        eprintln!("flopscope: warning: {u}");
+    }
+    if reports.is_empty() {
+        bail!("only timing reports were given: add the `flopscope count` reports of the same job");
+    }
     let merged = if reports.len() > 1 {
         let sources = reports
             .drain(..)
