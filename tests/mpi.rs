@@ -67,3 +67,38 @@ fn every_rank_counts_exactly_with_1_2_and_4_ranks() {
         assert_eq!(total, N * (size * (size + 1) / 2) as u64);
     }
 }
+
+#[test]
+fn counts_and_native_times_of_a_job_merge_into_one_report() {
+    let exe = build_ranks();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (count, time) = (d.join("count.%r.json"), d.join("time.%r.json"));
+    let n = N.to_string();
+    mpirun(2, &[FLOPSCOPE, "count", "-o", count.to_str().unwrap(), "--", exe.to_str().unwrap(), &n]);
+    mpirun(2, &[FLOPSCOPE, "time", "-o", time.to_str().unwrap(), "--", exe.to_str().unwrap(), &n]);
+    let merged = d.join("job.json");
+    let out = Command::new(FLOPSCOPE)
+        .arg("report")
+        .args(["count.0.json", "count.1.json", "time.0.json", "time.1.json"].map(|f| d.join(f)))
+        .arg("-o")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = load(&merged);
+    // Ranks 0 and 1 multiply N and 2N times in region work.
+    assert_eq!(work_flop(&r), 3 * N);
+    let ranks = r["processes"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    for p in ranks {
+        // Each rank got its own native time from its timing run.
+        let t = p["native_time_s"].as_f64().expect("a rank's native time");
+        assert!(t > 0.0);
+        assert_eq!(p["gflops"].as_f64().unwrap(), p["flop"]["total"].as_u64().unwrap() as f64 / t / 1e9);
+    }
+    // The job's time is its slowest rank's; FLOP/s follow from it.
+    let slowest = ranks.iter().map(|p| p["native_time_s"].as_f64().unwrap()).fold(0.0, f64::max);
+    assert_eq!(r["native_time_s"].as_f64().unwrap(), slowest);
+    assert!(r["gflops"].as_f64().is_some());
+}
