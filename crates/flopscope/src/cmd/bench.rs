@@ -147,21 +147,37 @@ fn best_peak_kernels(machine: &Machine, precisions: &[Precision]) -> Vec<String>
     precisions
         .iter()
         .filter_map(|p| {
-            flops::peak_kernels(machine).into_iter().filter(|k| k.precision == *p).max_by_key(|k| k.isa).map(|k| k.name.clone())
+            flops::peak_kernels(machine)
+                .into_iter()
+                .filter(|k| k.precision == *p)
+                .max_by_key(|k| k.isa)
+                .map(|k| k.name.clone())
         })
         .collect()
 }
 
 pub fn run(a: BenchArgs) -> Result<i32> {
     if !(a.rep_seconds > 0.0 && a.rep_seconds <= 10.0) {
-        anyhow::bail!("--rep-seconds must be between 0 and 10, not {}", a.rep_seconds);
+        anyhow::bail!(
+            "--rep-seconds must be between 0 and 10, not {}",
+            a.rep_seconds
+        );
     }
     let overrides = a.overrides.overrides()?;
     let machine = Machine::detect();
     let theoretical: Peak = theoretical_peak(&machine, &overrides);
-    let all = a.threads.map_or_else(affinity::allowed_cores, |t| t as usize);
-    let plan = Plan { reps: a.reps as usize, rep_seconds: a.rep_seconds };
-    let mut profile = MachineProfile::new(machine.clone(), theoretical.clone(), std::env::args().collect());
+    let all = a
+        .threads
+        .map_or_else(affinity::allowed_cores, |t| t as usize);
+    let plan = Plan {
+        reps: a.reps as usize,
+        rep_seconds: a.rep_seconds,
+    };
+    let mut profile = MachineProfile::new(
+        machine.clone(),
+        theoretical.clone(),
+        std::env::args().collect(),
+    );
     let mut progress = progress::Stderr::if_terminal();
     let (do_flops, do_memory, do_gemm) = match &a.what {
         None => (true, true, true),
@@ -170,8 +186,14 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         Some(BenchWhat::Gemm(_)) => (false, false, true),
     };
     let gemm_args = match &a.what {
-        Some(BenchWhat::Gemm(g)) => GemmArgs { n: g.n.clone(), precision: g.precision.clone() },
-        _ => GemmArgs { n: vec![512, 1024, 2048], precision: vec![PrecisionArg::Fp64, PrecisionArg::Fp32] },
+        Some(BenchWhat::Gemm(g)) => GemmArgs {
+            n: g.n.clone(),
+            precision: g.precision.clone(),
+        },
+        _ => GemmArgs {
+            n: vec![512, 1024, 2048],
+            precision: vec![PrecisionArg::Fp64, PrecisionArg::Fp32],
+        },
     };
     let gemm_precisions: Vec<Precision> = gemm_args.precision.iter().map(|p| (*p).into()).collect();
 
@@ -190,12 +212,20 @@ pub fn run(a: BenchArgs) -> Result<i32> {
                 (t, Vec::new())
             }
         };
-        let opts = flops::FlopsOptions { threads, plan, only };
+        let opts = flops::FlopsOptions {
+            threads,
+            plan,
+            only,
+        };
         profile.flops = flops::bench(&machine, &theoretical, &opts, progress.as_mut());
     }
     if do_memory {
         let m = match &a.what {
-            Some(BenchWhat::Memory(m)) => MemoryArgs { size: m.size.clone(), kernel: m.kernel.clone(), isa: m.isa },
+            Some(BenchWhat::Memory(m)) => MemoryArgs {
+                size: m.size.clone(),
+                kernel: m.kernel.clone(),
+                isa: m.isa,
+            },
             _ => MemoryArgs::default(),
         };
         let opts = memory::MemoryOptions {
@@ -209,7 +239,12 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         profile.bytes_convention = memory::BYTES_CONVENTION.into();
     }
     if do_gemm {
-        let opts = gemm::GemmOptions { sizes: gemm_args.n.clone(), precisions: gemm_precisions, threads: all, reps: (a.reps as usize).min(3) };
+        let opts = gemm::GemmOptions {
+            sizes: gemm_args.n.clone(),
+            precisions: gemm_precisions,
+            threads: all,
+            reps: (a.reps as usize).min(3),
+        };
         profile.gemm = gemm::bench(&opts, &theoretical, &profile.flops, progress.as_mut())?;
     }
     progress.finish();
@@ -237,7 +272,9 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         BenchFormat::Json => print!("{}", profile.to_json()),
     }
     if let Some(path) = &a.save {
-        profile.save(path).with_context(|| format!("saving the machine profile to {}", path.display()))?;
+        profile
+            .save(path)
+            .with_context(|| format!("saving the machine profile to {}", path.display()))?;
         eprintln!("flopscope: wrote {}", path.display());
     }
     Ok(0)

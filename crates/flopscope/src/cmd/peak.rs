@@ -3,12 +3,16 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use flopscope_machine::{peak_ref, render, theoretical_peak, uarch_named, Machine, MachineProfile, Overrides};
+use flopscope_machine::{
+    peak_ref, render, theoretical_peak, uarch_named, Machine, MachineProfile, Overrides,
+};
 use flopscope_model::PeakRef;
 use std::path::Path;
 
 #[derive(Args, Debug, Clone, Default)]
-#[command(after_help = "Examples:\n  flopscope peak\n  flopscope peak --freq 3.7 --cores 96\n  flopscope peak --uarch \"Zen 5\" --format json")]
+#[command(
+    after_help = "Examples:\n  flopscope peak\n  flopscope peak --freq 3.7 --cores 96\n  flopscope peak --uarch \"Zen 5\" --format json"
+)]
 pub struct PeakArgs {
     #[command(flatten)]
     pub overrides: OverrideArgs,
@@ -51,7 +55,11 @@ impl OverrideArgs {
         if let Some(name) = &self.uarch {
             uarch_named(name)?;
         }
-        Ok(Overrides { freq_ghz: self.freq, cores: self.cores, uarch: self.uarch.clone() })
+        Ok(Overrides {
+            freq_ghz: self.freq,
+            cores: self.cores,
+            uarch: self.uarch.clone(),
+        })
     }
 }
 
@@ -68,7 +76,10 @@ pub fn run(a: PeakArgs) -> Result<i32> {
                 "peak": peak,
                 "peak_ref": peak_ref(&peak),
             });
-            println!("{}", serde_json::to_string_pretty(&v).context("serializing the peak")?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&v).context("serializing the peak")?
+            );
         }
     }
     Ok(0)
@@ -80,6 +91,9 @@ pub fn run(a: PeakArgs) -> Result<i32> {
 pub fn report_peak(machine: Option<&Path>) -> Result<PeakRef> {
     match machine {
         Some(p) => Ok(MachineProfile::load(p)?.peak_ref()),
-        None => Ok(peak_ref(&theoretical_peak(&Machine::detect(), &Overrides::default()))),
+        None => Ok(peak_ref(&theoretical_peak(
+            &Machine::detect(),
+            &Overrides::default(),
+        ))),
     }
 }
