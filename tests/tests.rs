@@ -17,3 +17,5 @@ mod mpi;
 mod reports;
 // CLI: report and roofline subcommands.
 mod report_cli;
+// The perf engine (no PMU here) and the SDE importer, through the CLI.
+mod cli_engines;
