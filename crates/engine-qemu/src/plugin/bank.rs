@@ -110,10 +110,16 @@ pub fn bank_for(vcpu: usize, state: u32) -> *mut u64 {
         }
     }
     let v = view();
-    let b = v.word(word::BANKS_USED).fetch_add(1, Ordering::AcqRel) as usize;
-    if b >= MAX_BANKS || vcpu >= MAX_VCPUS || state as usize >= MAX_STATES {
+    let overflow = || {
         v.word(word::OVERFLOW).fetch_add(1, Ordering::Relaxed);
-        return std::ptr::addr_of_mut!(OVERFLOW_BANK) as *mut u64;
+        std::ptr::addr_of_mut!(OVERFLOW_BANK) as *mut u64
+    };
+    if vcpu >= MAX_VCPUS || state as usize >= MAX_STATES {
+        return overflow();
+    }
+    let b = v.word(word::BANKS_USED).fetch_add(1, Ordering::AcqRel) as usize;
+    if b >= MAX_BANKS {
+        return overflow();
     }
     let mut desc = [0u8; 8];
     desc[..4].copy_from_slice(&(vcpu as u32).to_le_bytes());
