@@ -455,12 +455,6 @@ fn ending_the_outer_region_while_the_inner_is_open_closes_both() {
     c.assert_none();
 }
 
-/// Equal to f64 precision: within 4 units in the last place. (serde_json
-/// parses floats to within an ulp of the text it reads, not always exactly.)
-fn same_f64(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 4.0 * f64::EPSILON * a.abs().max(b.abs())
-}
-
 /// Every region of a report run with the native run on has a positive time
 /// and GFLOP/s = flop / time / 1e9; the regions named in `disjoint` (none
 /// inside another, one thread) took no longer in all than the whole run.
@@ -478,7 +472,7 @@ fn check_native_times(what: &str, r: &Value, disjoint: &[&str], c: &mut Checks) 
         let gflops = g["gflops"].as_f64();
         c.that(
             format!("{what}: region {name}: gflops {gflops:?} = flop {flop} / native_time_s {t} / 1e9"),
-            gflops.is_some_and(|x| same_f64(x, flop as f64 / t / 1e9)),
+            gflops == Some(flop as f64 / t / 1e9),
         );
         if disjoint.contains(&name) {
             sum += t;
