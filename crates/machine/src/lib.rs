@@ -47,7 +47,9 @@ pub use detect::{Machine, FP_FLAGS};
 pub use error::MachineError;
 pub use freq::{measure_mhz, FreqSource, Frequencies};
 pub use isa::Isa;
-pub use peak::{ceilings, peak_ref, theoretical_peak, Overrides, Peak, PeakRow};
+pub use peak::{
+    ceilings, peak_ref, theoretical_peak, Overrides, Peak, PeakDocument, PeakRow, PEAK_SCHEMA,
+};
 pub use profile::{
     BandwidthMeasurement, FlopsMeasurement, GemmMeasurement, MachineProfile, Spread, PROFILE_SCHEMA,
 };

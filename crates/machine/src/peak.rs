@@ -260,3 +260,32 @@ pub fn ceilings(peak: &Peak) -> Ceilings {
         bandwidth: Vec::new(),
     }
 }
+
+pub const PEAK_SCHEMA: &str = "flopscope.peak/1";
+
+/// `flopscope peak --format json`: the machine, its theoretical peak and
+/// the `peak` a report would carry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeakDocument {
+    pub schema: String,
+    pub machine: Machine,
+    pub peak: Peak,
+    pub peak_ref: PeakRef,
+}
+
+impl PeakDocument {
+    pub fn new(machine: &Machine, peak: &Peak) -> PeakDocument {
+        PeakDocument {
+            schema: PEAK_SCHEMA.into(),
+            machine: machine.clone(),
+            peak: peak.clone(),
+            peak_ref: peak_ref(peak),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a peak always serializes");
+        s.push('\n');
+        s
+    }
+}

@@ -1,10 +1,11 @@
 //! `flopscope peak`: the CPU and its theoretical peak GFLOP/s per core and
 //! per machine, for each ISA and precision it has.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use flopscope_machine::{
     peak_ref, render, theoretical_peak, uarch_named, Machine, MachineProfile, Overrides,
+    PeakDocument,
 };
 use flopscope_model::PeakRef;
 use std::path::Path;
@@ -21,7 +22,8 @@ pub struct PeakArgs {
     pub format: PeakFormat,
 }
 
-/// What the peak assumes instead of what flopscope detects (shared with `bench`).
+// What the peak assumes instead of what flopscope detects (shared with `bench`;
+// a plain comment, so that clap does not take it for the command's about).
 #[derive(Args, Debug, Clone, Default)]
 pub struct OverrideArgs {
     /// Core clock in GHz instead of the detected one.
@@ -69,18 +71,7 @@ pub fn run(a: PeakArgs) -> Result<i32> {
     let peak = theoretical_peak(&machine, &overrides);
     match a.format {
         PeakFormat::Table => print!("{}", render::peak_text(&machine, &peak)),
-        PeakFormat::Json => {
-            let v = serde_json::json!({
-                "schema": "flopscope.peak/1",
-                "machine": machine,
-                "peak": peak,
-                "peak_ref": peak_ref(&peak),
-            });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&v).context("serializing the peak")?
-            );
-        }
+        PeakFormat::Json => print!("{}", PeakDocument::new(&machine, &peak).to_json()),
     }
     Ok(0)
 }

@@ -188,3 +188,18 @@ fn frequency_sources_are_stated() {
     assert_eq!((p.freq_ghz, p.freq_source), (0.0, FreqSource::Unknown));
     assert!(p.assumptions[0].contains("pass --freq"));
 }
+
+#[test]
+fn the_peak_document_round_trips_with_its_schema_first() {
+    let m = machine(Vendor::Amd, 0x19, 0x11, 1, "AMD EPYC", AVX512, 2);
+    let p = theoretical_peak(&m, &at(2.5));
+    let doc = flopscope_machine::PeakDocument::new(&m, &p);
+    let json = doc.to_json();
+    assert!(
+        json.starts_with("{\n  \"schema\": \"flopscope.peak/1\""),
+        "{json}"
+    );
+    let back: flopscope_machine::PeakDocument = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, doc);
+    assert_eq!(back.peak_ref.gflops_fp64, 80.0);
+}
