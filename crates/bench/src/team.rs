@@ -1,8 +1,47 @@
 //! Running kernels on pinned threads in lockstep and timing them.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
+
+/// A spinning barrier: the pinned threads leave it within nanoseconds of
+/// each other, where a blocking barrier (futex wake-ups, an interrupt per
+/// thread under a hypervisor) would let them start a timed repetition tens
+/// of microseconds apart. It yields after a while, so that more threads than
+/// CPUs still make progress.
+struct SpinBarrier {
+    n: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(n: usize) -> SpinBarrier {
+        SpinBarrier {
+            n,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < 1 << 20 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
 
 /// How long and how often to measure.
 #[derive(Debug, Clone, Copy)]
@@ -52,7 +91,7 @@ where
     W: Fn(&mut S, usize, u64) + Sync,
     P: Fn(usize) + Sync,
 {
-    let barrier = Barrier::new(cpus.len().max(1));
+    let barrier = SpinBarrier::new(cpus.len().max(1));
     let next = AtomicU64::new(1);
     let done = AtomicBool::new(false);
     let results = Mutex::new(vec![Timed::default(); works]);

@@ -117,3 +117,38 @@ fn gemm_of_a_small_matrix() {
         .to_string()
         .contains("bf16"));
 }
+
+#[test]
+fn teams_of_several_threads_share_each_measurement() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let cpus = flopscope_bench::affinity::pick_cpus(2);
+    // More threads than CPUs: the spinning barrier must still let everyone through.
+    let team: Vec<usize> = cpus
+        .iter()
+        .copied()
+        .chain(cpus.iter().copied())
+        .chain([cpus[0]])
+        .collect();
+    let work_done = AtomicU64::new(0);
+    let plan = Plan {
+        reps: 3,
+        rep_seconds: 0.001,
+    };
+    let timed = flopscope_bench::team::run_each(
+        &team,
+        plan,
+        2,
+        |tid| tid as u64,
+        |_, _, count| {
+            work_done.fetch_add(count, Ordering::Relaxed);
+            std::hint::black_box(count);
+        },
+        |_| {},
+    );
+    assert_eq!(timed.len(), 2);
+    assert!(
+        timed.iter().all(|t| t.seconds.len() == 3 && t.count >= 1),
+        "{timed:?}"
+    );
+    assert!(work_done.load(Ordering::Relaxed) >= team.len() as u64 * 3);
+}
