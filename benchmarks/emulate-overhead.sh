@@ -18,23 +18,26 @@ qemu=$(command -v qemu-x86_64)
 
 # Wall seconds of one run of "$@", output discarded.
 t() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l; }
-# min and median of REPS timings of "$@".
-stats() {
-  local xs=(); for _ in $(seq "$reps"); do xs+=("$(t "$@")"); done
-  printf '%s\n' "${xs[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.3f %.3f", a[1], a[int((NR+1)/2)]}'
-}
+# "min median" of numbers on stdin.
+stats() { sort -g | awk '{a[NR]=$1} END {printf "%.3f %.3f", a[1], a[int((NR+1)/2)]}'; }
 
 out=benchmarks/results/emulate-overhead-$(date +%Y%m%d-%H%M%S).txt
 {
   echo "# flopscope emulate-engine overhead, $(date -u +%FT%TZ)"
   echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) threads; $($qemu --version | head -1)"
-  echo "# kernel: benchmarks/kernels/matmul.c, gcc $cflags; $reps repeats; times in seconds (min median)"
+  echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# kernel: benchmarks/kernels/matmul.c, gcc $cflags; $reps repeats, the three runs alternating; seconds (min median)"
   echo "# command: benchmarks/emulate-overhead.sh $reps"
   printf '%-6s %-15s %-15s %-15s %-12s %-10s\n' n native qemu flopscope vs-qemu vs-native
   for n in 512 1024; do
-    nat=$(stats "$bin/matmul" "$n")
-    bare=$(stats "$qemu" -cpu max "$bin/matmul" "$n")
-    cnt=$(stats "$fs" count --no-native -o /dev/null -- "$bin/matmul" "$n")
+    nat=(); bare=(); cnt=()
+    for _ in $(seq "$reps"); do
+      nat+=("$(t "$bin/matmul" "$n")")
+      bare+=("$(t "$qemu" -cpu max "$bin/matmul" "$n")")
+      cnt+=("$(t "$fs" count --no-native -o /dev/null -- "$bin/matmul" "$n")")
+    done
+    nat=$(printf '%s\n' "${nat[@]}" | stats); bare=$(printf '%s\n' "${bare[@]}" | stats)
+    cnt=$(printf '%s\n' "${cnt[@]}" | stats)
     ratio=$(echo "${cnt%% *} / ${bare%% *}" | bc -l)
     slow=$(echo "${cnt%% *} / ${nat%% *}" | bc -l)
     printf '%-6s %-15s %-15s %-15s %-12.3f %-10.1f\n' "$n" "$nat" "$bare" "$cnt" "$ratio" "$slow"
