@@ -17,9 +17,18 @@ pub struct Buffer {
 unsafe impl Send for Buffer {}
 
 impl Buffer {
-    /// `len` elements, each set to `value` by the calling thread (first touch
-    /// places the pages on its NUMA node).
-    pub fn new(len: usize, offset_lines: usize, value: f64) -> Buffer {
+    /// `len` elements set by the calling thread (first touch places the
+    /// pages on its NUMA node) to `base x (1 + (i mod 1024) / 1024)`: values
+    /// that differ from page to page (no page is a copy of another that a
+    /// host could merge), with so few mantissa bits that the STREAM formulas
+    /// are exact in any rounding, and made with integer operations only (so
+    /// that counting the kernel counts no FLOP but the kernel's). `base` must
+    /// be a power of two (or its negative).
+    pub fn new(len: usize, offset_lines: usize, base_value: f64) -> Buffer {
+        assert!(
+            base_value != 0.0 && base_value.to_bits() & ((1 << 52) - 1) == 0,
+            "{base_value} is not a power of two"
+        );
         let offset = offset_lines * 64;
         let bytes = (len * 8 + offset).max(64);
         let layout = Layout::from_size_align(bytes, 2 << 20).expect("array size fits a layout");
@@ -40,7 +49,9 @@ impl Buffer {
             data,
             len,
         };
-        b.as_mut_slice().fill(value);
+        for (i, x) in b.as_mut_slice().iter_mut().enumerate() {
+            *x = value_at(base_value, i);
+        }
         b
     }
 
@@ -71,4 +82,9 @@ impl Drop for Buffer {
         // SAFETY: allocated in `new` with this layout.
         unsafe { dealloc(self.base, self.layout) }
     }
+}
+
+/// The value [`Buffer::new`] puts at index `i` for `base`.
+pub fn value_at(base: f64, i: usize) -> f64 {
+    f64::from_bits(base.to_bits() | ((i as u64 % 1024) << 42))
 }

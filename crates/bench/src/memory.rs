@@ -190,7 +190,7 @@ fn measure_point(
         plan,
         kernels.len(),
         |_| Arrays {
-            a: Buffer::new(long, 0, 0.0),
+            a: Buffer::new(long, 0, 4.0),
             b: Buffer::new(long, 5, 1.0),
             c: Buffer::new(long, 10, 2.0),
         },

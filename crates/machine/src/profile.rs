@@ -226,7 +226,7 @@ impl MachineProfile {
         let most = self.flops.iter().map(|f| f.threads).max().unwrap_or(0);
         let mut measured: Vec<ComputeCeiling> = Vec::new();
         for f in self.flops.iter().filter(|f| f.threads == most) {
-            let name = format!("{} {} FMA, measured", f.precision.key(), f.isa.label());
+            let name = format!("{} {}, measured", f.precision.key(), f.isa.label());
             match measured.iter_mut().find(|m| m.name == name) {
                 Some(m) => m.gflops = m.gflops.max(f.gflops.median),
                 None => measured.push(ComputeCeiling {

@@ -38,7 +38,7 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            let mut a = Buffer::new(CAPACITY, 0, 0.0);
+            let mut a = Buffer::new(CAPACITY, 0, 4.0);
             let b = Buffer::new(CAPACITY, 5, 1.0);
             let c = Buffer::new(CAPACITY, 10, 2.0);
             // SAFETY: the arrays hold CAPACITY >= n aligned elements; the caller checked the ISA.

@@ -1,4 +1,4 @@
-use flopscope_bench::buffer::Buffer;
+use flopscope_bench::buffer::{value_at, Buffer};
 use flopscope_bench::kernels::KernelFn;
 use flopscope_bench::spec::{self, Kind, StreamOp};
 use flopscope_bench::team::Plan;
@@ -21,25 +21,29 @@ fn stream_kernels_compute_their_formula_and_stop_at_n() {
         let KernelFn::Stream(f) = k.implementation() else {
             unreachable!()
         };
-        let mut a = Buffer::new(n + 32, 0, -1.0);
+        let mut a = Buffer::new(n + 32, 0, -4.0);
         let b = Buffer::new(n + 32, 5, 1.0);
         let c = Buffer::new(n + 32, 10, 2.0);
         // SAFETY: the CPU has the kernel's flags; arrays hold n + 32 aligned elements.
         unsafe { f(a.as_mut_ptr(), b.as_ptr(), c.as_ptr(), n) };
-        let want = match k.op.unwrap() {
-            StreamOp::Copy => 1.0,
-            StreamOp::Scale => 3.0,
-            StreamOp::Add => 3.0,
-            StreamOp::Triad => 7.0,
+        let want = |i: usize| {
+            let (b, c) = (value_at(1.0, i), value_at(2.0, i));
+            match k.op.unwrap() {
+                StreamOp::Copy => b,
+                StreamOp::Scale => 3.0 * b,
+                StreamOp::Add => b + c,
+                StreamOp::Triad => b + 3.0 * c,
+            }
         };
         let a = a.as_mut_slice();
+        for (i, x) in a[..n].iter().enumerate() {
+            assert_eq!(*x, want(i), "{} at {i}", k.name);
+        }
         assert!(
-            a[..n].iter().all(|x| *x == want),
-            "{}: {:?}",
-            k.name,
-            &a[..8]
+            (n..n + 32).all(|i| a[i] == value_at(-4.0, i)),
+            "{} wrote past n",
+            k.name
         );
-        assert!(a[n..].iter().all(|x| *x == -1.0), "{} wrote past n", k.name);
     }
 }
 

@@ -1,13 +1,13 @@
 //! `flopscope peak`: the CPU and its theoretical peak GFLOP/s per core and
 //! per machine, for each ISA and precision it has.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use flopscope_machine::{
     peak_ref, render, theoretical_peak, uarch_named, Machine, MachineProfile, Overrides,
     PeakDocument,
 };
-use flopscope_model::PeakRef;
+use flopscope_model::{Ceilings, PeakRef};
 use std::path::Path;
 
 #[derive(Args, Debug, Clone, Default)]
@@ -87,4 +87,33 @@ pub fn report_peak(machine: Option<&Path>) -> Result<PeakRef> {
             &Overrides::default(),
         ))),
     }
+}
+
+/// The roofs of a roofline: those of the machine profile `machine` when
+/// given (a file of `bench --save`; a plain ceilings JSON is read as it is),
+/// else this machine's theoretical compute roofs.
+pub fn ceilings_for(machine: Option<&Path>) -> Result<Ceilings> {
+    let Some(p) = machine else {
+        return Ok(flopscope_machine::ceilings(&theoretical_peak(
+            &Machine::detect(),
+            &Overrides::default(),
+        )));
+    };
+    let text = std::fs::read_to_string(p)
+        .with_context(|| format!("reading the machine profile {}", p.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not JSON: expected a machine profile from `flopscope bench --save`",
+            p.display()
+        )
+    })?;
+    if v.get("schema").and_then(|s| s.as_str()) == Some(flopscope_machine::PROFILE_SCHEMA) {
+        return Ok(MachineProfile::load(p)?.ceilings());
+    }
+    serde_json::from_value(v).with_context(|| {
+        format!(
+            "{} is neither a machine profile (`flopscope bench --save`) nor a ceilings file",
+            p.display()
+        )
+    })
 }
