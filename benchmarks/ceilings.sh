@@ -33,6 +33,9 @@ fi
 if [ -z "${FLOPSCOPE:-}" ]; then
     cargo build --release -q -p flopscope
     FLOPSCOPE=target/release/flopscope
+    GIVEN=""
+else
+    GIVEN="FLOPSCOPE=$FLOPSCOPE "
 fi
 if ! "$FLOPSCOPE" bench --help >/dev/null 2>&1; then
     echo "ceilings.sh: $FLOPSCOPE has no 'bench' command" >&2
@@ -64,7 +67,7 @@ done
 
 STAMP=$(date -u +%Y%m%d-%H%M%S)
 OUT="$RESULTS/ceilings-$STAMP.md"
-python3 - "$WORK" "$ROUNDS" "$CORES" "$SIZE" "$GEMM_N" "$OUT" "$0 (ROUNDS=$ROUNDS SIZE=$SIZE GEMM_N=$GEMM_N)" <<'EOF'
+python3 - "$WORK" "$ROUNDS" "$CORES" "$SIZE" "$GEMM_N" "$OUT" "ROUNDS=$ROUNDS SIZE=$SIZE GEMM_N=$GEMM_N $GIVEN$0" <<'EOF'
 import json, sys, subprocess, platform, glob
 work, rounds, cores, size, gemm_n, out, command = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), sys.argv[6], sys.argv[7]
 
