@@ -30,6 +30,10 @@ enum Command {
     /// Run a program natively for wall time and region times only (for MPI
     /// jobs, whose ranks cannot run twice under `count`).
     Time(cmd::time::TimeArgs),
+    /// The machine's theoretical peak GFLOP/s per ISA and precision.
+    Peak(cmd::peak::PeakArgs),
+    /// Measure the machine's ceilings: peak FLOP/s, memory bandwidth, GEMM.
+    Bench(cmd::bench::BenchArgs),
     /// Draw the roofline of reports: SVG, PNG or a self-contained HTML page.
     Roofline(cmd::roofline::RooflineArgs),
     /// Show, merge (ranks, processes) or compare reports; export them as
@@ -59,6 +63,8 @@ fn main() {
         Command::Roofline(a) => cmd::roofline::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Import(a) => cmd::import::run(a),
+        Command::Peak(a) => cmd::peak::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -39,6 +39,11 @@ pub struct CountArgs {
     /// The qemu-x86_64 to use (default: the one on PATH).
     #[arg(long, value_name = "PATH")]
     qemu: Option<PathBuf>,
+    /// The machine profile (`flopscope bench --save machine.json`) whose
+    /// measured peaks the percent of peak refers to (default: this machine's
+    /// theoretical peak).
+    #[arg(long, value_name = "machine.json")]
+    machine: Option<PathBuf>,
     /// Skip the native timed run (no FLOP/s then).
     #[arg(long)]
     no_native: bool,
@@ -174,10 +179,7 @@ pub fn run(a: CountArgs) -> Result<i32> {
             ));
         }
     }
-    if report.peak.is_none() {
-        report.peak = crate::cmd::peak_ref();
-        report.refresh_derived();
-    }
+    report.peak = Some(super::peak::report_peak(a.machine.as_deref())?);
     // Warnings go to stderr too unless the table on stdout already shows them.
     if format != Format::Table || a.output.is_some() {
         for w in &report.warnings {

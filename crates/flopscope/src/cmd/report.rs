@@ -2,7 +2,7 @@
 //! compare two; export as a table, JSON, CSV, Markdown, an SDE mix, or a
 //! self-contained HTML page.
 
-use super::roofline::{label_of, load_reports, machine_ceilings};
+use super::roofline::{label_of, load_reports};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use flopscope_model::merge::{merge, Merged, Source};
@@ -183,7 +183,7 @@ pub fn run(a: ReportArgs) -> Result<i32> {
         a.output.as_deref(),
     )?;
     if let Some(out) = &a.html {
-        let ceilings = machine_ceilings(a.machine.as_deref())?;
+        let ceilings = super::peak::ceilings_for(a.machine.as_deref())?;
         let label = match &merged {
             Some(m) => format!("merge of {} reports", m.labels.len()),
             None => label_of(&a.reports[0]),

@@ -1,9 +1,9 @@
 //! `flopscope roofline`: reports in, a roofline chart out (SVG, PNG, or an
 //! HTML page with the chart and its tables).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
-use flopscope_model::{Ceilings, Report};
+use flopscope_model::Report;
 use flopscope_roofline::html::{self, HtmlReport};
 use flopscope_roofline::{ChartOptions, Input};
 use std::path::{Path, PathBuf};
@@ -46,24 +46,6 @@ pub(crate) fn load_reports(paths: &[PathBuf]) -> Result<Vec<(String, Report)>> {
         .collect()
 }
 
-/// The roofs to draw. Temporary until `crate::cmd::ceilings` lands: with a
-/// path, the file holds `Ceilings` JSON; without, there are no roofs.
-pub(crate) fn machine_ceilings(machine: Option<&Path>) -> Result<Ceilings> {
-    match machine {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("reading the machine profile {}", p.display()))?;
-            serde_json::from_str(&text).with_context(|| {
-                format!("{} is not a machine profile: expected JSON with source, machine, compute [{{name, precision, width_bits, gflops, measured}}] and bandwidth [{{level, gbytes_per_s, measured}}]", p.display())
-            })
-        }
-        None => Ok(Ceilings {
-            source: "none: give --machine machine.json for the machine's roofs".into(),
-            ..Default::default()
-        }),
-    }
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Svg,
@@ -91,7 +73,7 @@ fn kind_of(p: &Path) -> Result<Kind> {
 pub fn run(a: RooflineArgs) -> Result<i32> {
     let kind = kind_of(&a.output)?;
     let reports = load_reports(&a.reports)?;
-    let ceilings = machine_ceilings(a.machine.as_deref())?;
+    let ceilings = super::peak::ceilings_for(a.machine.as_deref())?;
     let title = a
         .title
         .unwrap_or_else(|| format!("Roofline: {}", reports[0].1.command.join(" ")));
