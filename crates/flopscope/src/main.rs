@@ -7,6 +7,7 @@
 
 mod cmd;
 mod launch;
+mod output;
 mod plugin;
 mod progress;
 mod regions;

@@ -24,6 +24,7 @@ pub mod io;
 pub mod markdown;
 pub mod merge;
 pub mod render;
+pub mod status;
 pub mod times;
 pub mod report;
 pub mod sde_mix;

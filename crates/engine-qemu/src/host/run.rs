@@ -2,7 +2,7 @@
 //! counter files into a [`Report`].
 
 use super::counters::{child_files, CounterFile, FileCounts, Unsupported};
-use super::program::{qemu_argv, signal_name, ProgramError};
+use super::program::{qemu_argv, ProgramError};
 use flopscope_model::{ExitStatus, Region, Report, Summary, ThreadRow};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -137,7 +137,7 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         return Err(QemuError::PluginNotLoaded(opts.plugin.clone()));
     }
     let main = counters.read().map_err(QemuError::Read)?;
-    let exit_status = exit_status_of(status);
+    let exit_status = ExitStatus::from_std(status);
     let mut job = main.total.clone();
     let mut children = Vec::new();
     let mut warnings = Vec::new();
@@ -163,15 +163,6 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     report.processes = children;
     report.warnings.extend(warnings);
     Ok(EmulatedRun { report, unsupported: main.unsupported })
-}
-
-fn exit_status_of(status: std::process::ExitStatus) -> ExitStatus {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => ExitStatus::Code(c),
-        (None, Some(s)) => ExitStatus::Signal(signal_name(s)),
-        _ => ExitStatus::Unknown,
-    }
 }
 
 fn report_of(argv: &[String], c: &FileCounts, exit_status: ExitStatus) -> Report {

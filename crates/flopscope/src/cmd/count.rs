@@ -92,15 +92,7 @@ impl Format {
 
 /// The measured program's exit status as flopscope's own exit code.
 pub fn exit_code_of(status: &ExitStatus) -> i32 {
-    match status {
-        ExitStatus::Code(c) => *c,
-        ExitStatus::Signal(name) => 128 + signal_number(name),
-        ExitStatus::Unknown => crate::EXIT_FLOPSCOPE_ERROR,
-    }
-}
-
-fn signal_number(name: &str) -> i32 {
-    (1..32).find(|s| program::signal_name(*s) == name).unwrap_or(0)
+    status.shell_code().unwrap_or(crate::EXIT_FLOPSCOPE_ERROR)
 }
 
 /// The native timed run: wall time, exit status, and the region times the
@@ -198,12 +190,5 @@ pub fn emit(report: &Report, format: Format, output: Option<&std::path::Path>) -
         Format::Json => report.to_json(),
         Format::Csv => render::csv(report),
     };
-    match output {
-        Some(p) => {
-            flopscope_model::write_atomic(p, text.as_bytes())?;
-            eprintln!("flopscope: wrote {}", p.display());
-        }
-        None => print!("{text}"),
-    }
-    Ok(())
+    crate::output::write_text(&text, output)
 }

@@ -65,16 +65,7 @@ impl Format {
     }
 }
 
-fn emit(text: &str, output: Option<&Path>) -> Result<()> {
-    match output {
-        Some(p) => {
-            flopscope_model::write_atomic(p, text.as_bytes())?;
-            eprintln!("flopscope: wrote {}", p.display());
-        }
-        None => print!("{text}"),
-    }
-    Ok(())
-}
+use crate::output::write_text as emit;
 
 fn run_diff(a: &ReportArgs, paths: &[PathBuf], format: Format) -> Result<i32> {
     let [pa, pb] = paths else {

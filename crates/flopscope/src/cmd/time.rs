@@ -30,14 +30,7 @@ pub fn run(a: TimeArgs) -> Result<i32> {
     let native = native_run(&a.command, work.path())?;
     let rank = launch::rank_info();
     let mut report = Report::new("time", a.command.clone());
-    report.exit_status = {
-        use std::os::unix::process::ExitStatusExt;
-        match (native.status.code(), native.status.signal()) {
-            (Some(c), _) => ExitStatus::Code(c),
-            (None, Some(s)) => ExitStatus::Signal(flopscope_engine_qemu::host::program::signal_name(s)),
-            _ => ExitStatus::Unknown,
-        }
-    };
+    report.exit_status = ExitStatus::from_std(native.status);
     report.complete = matches!(report.exit_status, ExitStatus::Code(_));
     report.mpi = rank.clone();
     report.regions = native
