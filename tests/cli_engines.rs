@@ -1,5 +1,6 @@
-//! The perf engine and the SDE importer through the CLI: the no-PMU path of
-//! this machine end to end, and an SDE mix imported to exact totals.
+//! Engines through the CLI: QEMU setup errors named with their fix, the perf
+//! engine's no-PMU path on this machine end to end, and an SDE mix imported to
+//! exact totals.
 
 use crate::support::FLOPSCOPE;
 use std::path::Path;
@@ -61,4 +62,22 @@ fn a_file_that_is_not_sde_output_is_named_with_its_line() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("not-sde.txt:"), "{stderr}");
+}
+
+#[test]
+fn a_qemu_without_plugin_support_is_named_with_the_fix() {
+    // `true` stands in for a static QEMU build: it runs, but loads no plugin.
+    let out = Command::new(FLOPSCOPE).args(["count", "--no-native", "--qemu", "/bin/true", "--", "true"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("/bin/true has no plugin support"), "{stderr}");
+    assert!(stderr.contains("qemu-user 7.2"), "{stderr}");
+}
+
+#[test]
+fn a_missing_qemu_is_named() {
+    let out = Command::new(FLOPSCOPE).args(["count", "--no-native", "--qemu", "/no/such/qemu", "--", "true"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("/no/such/qemu"), "{stderr}");
 }

@@ -17,5 +17,5 @@ mod mpi;
 mod reports;
 // CLI: report and roofline subcommands.
 mod report_cli;
-// The perf engine (no PMU here) and the SDE importer, through the CLI.
+// Engines through the CLI: QEMU setup errors, the perf engine (no PMU here), the SDE importer.
 mod cli_engines;

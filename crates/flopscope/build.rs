@@ -33,6 +33,9 @@ fn main() {
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET_DIR")
+        // QEMU loads the plugin at every run: keep it small (no debug info).
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")
         .status()
         .expect("cargo runs");
     assert!(status.success(), "building the QEMU plugin (crates/engine-qemu) failed");

@@ -44,18 +44,21 @@ pub struct QemuOptions {
     pub exec_shim: Option<PathBuf>,
 }
 
-/// Finds `qemu-x86_64` and checks that it can load plugins.
+/// Finds `qemu-x86_64`.
 pub fn find_qemu(explicit: Option<&Path>) -> Result<PathBuf, QemuError> {
-    let qemu = match explicit {
-        Some(p) => p.to_path_buf(),
-        None => super::program::resolve("qemu-x86_64").map_err(|_| QemuError::QemuNotFound)?,
-    };
-    let out = Command::new(&qemu).arg("-h").output().map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
-    let help = String::from_utf8_lossy(&out.stdout);
-    if !help.lines().any(|l| l.trim_start().starts_with("-plugin")) {
-        return Err(QemuError::NoPluginSupport(qemu));
+    match explicit {
+        Some(p) if p.is_file() => Ok(p.to_path_buf()),
+        Some(p) => Err(QemuError::Spawn(p.to_path_buf(), std::io::Error::from(std::io::ErrorKind::NotFound))),
+        None => super::program::resolve("qemu-x86_64").map_err(|_| QemuError::QemuNotFound),
     }
-    Ok(qemu)
+}
+
+/// Whether `qemu` accepts `-plugin` (static builds do not). Asked only when
+/// the plugin did not attach, to name the cause.
+pub fn has_plugin_support(qemu: &Path) -> Result<bool, QemuError> {
+    let out = Command::new(qemu).arg("-h").output().map_err(|e| QemuError::Spawn(qemu.to_path_buf(), e))?;
+    let help = String::from_utf8_lossy(&out.stdout);
+    Ok(help.lines().any(|l| l.trim_start().starts_with("-plugin")))
 }
 
 /// The outcome of one emulated run.
@@ -134,6 +137,9 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     let mut child = cmd.args(&qargv).spawn().map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
     let status = wait_with_progress(&mut child, &counters, opts.progress).map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
     if !counters.attached() {
+        if !has_plugin_support(&qemu)? {
+            return Err(QemuError::NoPluginSupport(qemu));
+        }
         return Err(QemuError::PluginNotLoaded(opts.plugin.clone()));
     }
     let main = counters.read().map_err(QemuError::Read)?;

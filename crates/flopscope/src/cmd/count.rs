@@ -171,7 +171,11 @@ pub fn run(a: CountArgs) -> Result<i32> {
             ));
         }
     }
-    report.peak = Some(super::peak::report_peak(a.machine.as_deref())?);
+    // The peak is what FLOP/s are compared with: needed with a native time.
+    if report.native_time_s.is_some() || a.machine.is_some() {
+        report.peak = Some(super::peak::report_peak(a.machine.as_deref())?);
+        report.refresh_derived();
+    }
     // Warnings go to stderr too unless the table on stdout already shows them.
     if format != Format::Table || a.output.is_some() {
         for w in &report.warnings {
