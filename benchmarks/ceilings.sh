@@ -53,15 +53,30 @@ likwid() { # test, workgroup -> MFlops/s or MByte/s
     echo "$out" | awk -v key="$3" '$1 == key { print $2 }'
 }
 
-for r in $(seq 1 "$ROUNDS"); do
-    echo "round $r/$ROUNDS" >&2
+likwid_flops() {
     for t in peakflops_avx512_fma peakflops_avx_fma; do
         echo "likwid $t 1 $(likwid $t "S0:32kB:1" MFlops/s:)" >>"$WORK/likwid"
         echo "likwid $t $CORES $(likwid $t "N:$((32 * CORES))kB:$CORES" MFlops/s:)" >>"$WORK/likwid"
     done
-    "$FLOPSCOPE" bench flops --kernel avx512_fp64 --kernel avx_fp64 --threads "$CORES" --format json >"$WORK/flops-$r.json"
+}
+likwid_memory() {
     echo "likwid stream_mem_avx512 $CORES $(likwid stream_mem_avx512 "N:$SIZE:$CORES" MByte/s:)" >>"$WORK/likwid"
-    "$FLOPSCOPE" bench memory --size "$SIZE" --kernel triad --isa avx512 --threads "$CORES" --format json >"$WORK/memory-$r.json"
+}
+flopscope_flops() {
+    "$FLOPSCOPE" bench flops --kernel avx512_fp64 --kernel avx_fp64 --threads "$CORES" --format json >"$WORK/flops-$1.json"
+}
+flopscope_memory() {
+    "$FLOPSCOPE" bench memory --size "$SIZE" --kernel triad --isa avx512 --threads "$CORES" --format json >"$WORK/memory-$1.json"
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+    echo "round $r/$ROUNDS" >&2
+    # Alternate which tool goes first, so that neither always meets the other's after-effects.
+    if [ $((r % 2)) = 1 ]; then
+        likwid_flops; flopscope_flops "$r"; likwid_memory; flopscope_memory "$r"
+    else
+        flopscope_flops "$r"; likwid_flops; flopscope_memory "$r"; likwid_memory
+    fi
     "$FLOPSCOPE" bench gemm --n "$GEMM_N" --precision fp64 --threads "$CORES" --format json >"$WORK/gemm-$r.json"
 done
 
