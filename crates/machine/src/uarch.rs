@@ -271,7 +271,7 @@ impl Table {
                 && e.family == Some(cpu.family)
                 && e.models.iter().any(|m| m.contains(cpu.model))
                 && e.steppings
-                    .map_or(true, |[lo, hi]| (lo..=hi).contains(&cpu.stepping))
+                    .is_none_or(|[lo, hi]| (lo..=hi).contains(&cpu.stepping))
         });
         if let Some(e) = by_model {
             return Some(resolve(e, false, cpu.brand));

@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         KernelFn::Peak(f) => unsafe { f(n) },
         KernelFn::Stream(f) => {
             let n = n as usize;
-            if n % BLOCK != 0 || n > CAPACITY {
+            if !n.is_multiple_of(BLOCK) || n > CAPACITY {
                 eprintln!(
                     "flopscope-bench-kernel: N must be a multiple of {BLOCK} up to {CAPACITY}"
                 );
