@@ -7,7 +7,9 @@ use std::path::Path;
 use std::process::Command;
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../import-sde/tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../import-sde/tests/fixtures")
+        .join(name)
 }
 
 /// Whether this machine lets a process open a hardware cycle counter.
@@ -17,27 +19,43 @@ fn pmu_usable() -> bool {
 
 #[test]
 fn perf_engine_without_a_pmu_exits_2_and_names_the_cause_and_the_remedy() {
-    let out = Command::new(FLOPSCOPE).args(["count", "--engine", "perf", "--", "true"]).output().unwrap();
+    let out = Command::new(FLOPSCOPE)
+        .args(["count", "--engine", "perf", "--", "true"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     if pmu_usable() {
         assert!(out.status.success(), "{stderr}");
         return;
     }
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("--engine emulate"), "the remedy is named: {stderr}");
     assert!(
-        stderr.contains("no hardware performance counters") || stderr.contains("perf_event_paranoid"),
+        stderr.contains("--engine emulate"),
+        "the remedy is named: {stderr}"
+    );
+    assert!(
+        stderr.contains("no hardware performance counters")
+            || stderr.contains("perf_event_paranoid"),
         "the cause is named: {stderr}"
     );
 }
 
 #[test]
 fn events_names_a_known_set_and_rejects_an_unknown_one() {
-    let out = Command::new(FLOPSCOPE).args(["events", "--arch", "skx"]).output().unwrap();
+    let out = Command::new(FLOPSCOPE)
+        .args(["events", "--arch", "skx"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("fp64.256 = FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE * 4"), "{text}");
-    let out = Command::new(FLOPSCOPE).args(["events", "--arch", "no-such-cpu"]).output().unwrap();
+    assert!(
+        text.contains("fp64.256 = FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE * 4"),
+        "{text}"
+    );
+    let out = Command::new(FLOPSCOPE)
+        .args(["events", "--arch", "no-such-cpu"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -45,10 +63,24 @@ fn events_names_a_known_set_and_rejects_an_unknown_one() {
 fn an_sde_mix_imports_to_the_parse_sde_totals() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("sde.json");
-    let ranks: Vec<_> = std::fs::read_dir(fixture("ranks")).unwrap().map(|e| e.unwrap().path()).collect();
-    let out = Command::new(FLOPSCOPE).args(["import", "sde"]).args(&ranks).arg("-o").arg(&json).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ranks: Vec<_> = std::fs::read_dir(fixture("ranks"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let out = Command::new(FLOPSCOPE)
+        .args(["import", "sde"])
+        .args(&ranks)
+        .arg("-o")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     // NERSC's published parse-sde.sh totals for its two-rank STREAM example.
     assert_eq!(r["engine"], "sde-import");
     assert_eq!(r["flop"]["total"], 4000000400u64);
@@ -58,7 +90,11 @@ fn an_sde_mix_imports_to_the_parse_sde_totals() {
 
 #[test]
 fn a_file_that_is_not_sde_output_is_named_with_its_line() {
-    let out = Command::new(FLOPSCOPE).args(["import", "sde"]).arg(fixture("not-sde.txt")).output().unwrap();
+    let out = Command::new(FLOPSCOPE)
+        .args(["import", "sde"])
+        .arg(fixture("not-sde.txt"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("not-sde.txt:"), "{stderr}");
@@ -67,16 +103,32 @@ fn a_file_that_is_not_sde_output_is_named_with_its_line() {
 #[test]
 fn a_qemu_without_plugin_support_is_named_with_the_fix() {
     // `true` stands in for a static QEMU build: it runs, but loads no plugin.
-    let out = Command::new(FLOPSCOPE).args(["count", "--no-native", "--qemu", "/bin/true", "--", "true"]).output().unwrap();
+    let out = Command::new(FLOPSCOPE)
+        .args(["count", "--no-native", "--qemu", "/bin/true", "--", "true"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("/bin/true has no plugin support"), "{stderr}");
+    assert!(
+        stderr.contains("/bin/true has no plugin support"),
+        "{stderr}"
+    );
     assert!(stderr.contains("qemu-user 7.2"), "{stderr}");
 }
 
 #[test]
 fn a_missing_qemu_is_named() {
-    let out = Command::new(FLOPSCOPE).args(["count", "--no-native", "--qemu", "/no/such/qemu", "--", "true"]).output().unwrap();
+    let out = Command::new(FLOPSCOPE)
+        .args([
+            "count",
+            "--no-native",
+            "--qemu",
+            "/no/such/qemu",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("/no/such/qemu"), "{stderr}");

@@ -39,7 +39,11 @@ fn matmul_ikj_is_2n3() {
             // An odd n exercises the vector remainder paths.
             for (n, reps) in [(17, 2), (40, 1)] {
                 let r = count_ok(&exe, &args(&[n, reps]), &[]);
-                let e = mul_add(Expect::new().flop(precision, 2 * n * n * n * reps), &flags, n * n * n * reps);
+                let e = mul_add(
+                    Expect::new().flop(precision, 2 * n * n * n * reps),
+                    &flags,
+                    n * n * n * reps,
+                );
                 f.expect(&name("matmul.c", &flags, &[n, reps]), &r, &e);
             }
         }
@@ -59,7 +63,11 @@ fn triad_flop_and_bytes() {
             let r1 = count_ok(&exe, &args(&[n1, reps]), &[]);
             let r2 = count_ok(&exe, &args(&[n2, reps]), &[]);
             for (n, r) in [(n1, &r1), (n2, &r2)] {
-                let e = mul_add(Expect::new().flop(precision, 2 * n * reps), &flags, n * reps);
+                let e = mul_add(
+                    Expect::new().flop(precision, 2 * n * reps),
+                    &flags,
+                    n * reps,
+                );
                 f.expect(&name("triad.c", &flags, &[n, reps]), r, &e);
             }
             let what = name("triad.c", &flags, &[n1, n2, reps]);
@@ -100,8 +108,16 @@ fn triad_vector_widths_and_access_sizes() {
             let d_vectors = ((n2 - n1) / lanes * reps) as i64;
             let reads = histogram_delta(&r1.mem_accesses("read"), &r2.mem_accesses("read"));
             let writes = histogram_delta(&r1.mem_accesses("write"), &r2.mem_accesses("write"));
-            f.equal_map(&format!("{what}: d mem_accesses.read"), &[(vector_bytes, 2 * d_vectors)].into(), &reads);
-            f.equal_map(&format!("{what}: d mem_accesses.write"), &[(vector_bytes, d_vectors)].into(), &writes);
+            f.equal_map(
+                &format!("{what}: d mem_accesses.read"),
+                &[(vector_bytes, 2 * d_vectors)].into(),
+                &reads,
+            );
+            f.equal_map(
+                &format!("{what}: d mem_accesses.write"),
+                &[(vector_bytes, d_vectors)].into(),
+                &writes,
+            );
             let dn = (n2 - n1) as i64 * reps as i64;
             f.bytes_delta(&what, (&r1, &r2), 2 * size as i64 * dn, size as i64 * dn);
         }
@@ -118,7 +134,10 @@ fn sqrt_and_divide_loops() {
             let flags = flags_with(&flags_with(base, &["-fno-math-errno"]), extra);
             let exe = build("sqrtdiv.c", &flags);
             let r = count_ok(&exe, &args(&[n, reps]), &[]);
-            let e = Expect::new().flop(precision, 2 * n * reps).op("div", n * reps).op("sqrt", n * reps);
+            let e = Expect::new()
+                .flop(precision, 2 * n * reps)
+                .op("div", n * reps)
+                .op("sqrt", n * reps);
             f.expect(&name("sqrtdiv.c", &flags, &[n, reps]), &r, &e);
         }
     }
@@ -140,7 +159,11 @@ fn fma_chains_count_two_per_lane() {
     let e = e.op("fma", total);
     let exe = build("fma.c", AVX2_FMA);
     let mut f = Failures::default();
-    f.expect(&name("fma.c", AVX2_FMA, &[n]), &count_ok(&exe, &args(&[n]), &[]), &e);
+    f.expect(
+        &name("fma.c", AVX2_FMA, &[n]),
+        &count_ok(&exe, &args(&[n]), &[]),
+        &e,
+    );
     f.assert_none();
 }
 
@@ -157,12 +180,23 @@ fn min_max_chains() {
             .insn("fp64", 64, 1, "minmax", 2 * k(2), 1)
             .insn("fp32", 32, 1, "minmax", 2 * k(3), 1);
         if flags != SSE2 {
-            e = e.insn("fp64", 256, 4, "minmax", 2 * k(4), 4).insn("fp32", 256, 8, "minmax", 2 * k(5), 8);
+            e = e.insn("fp64", 256, 4, "minmax", 2 * k(4), 4).insn(
+                "fp32",
+                256,
+                8,
+                "minmax",
+                2 * k(5),
+                8,
+            );
         }
         let total = e.total();
         let e = e.op("minmax", total);
         let exe = build("minmax.c", flags);
-        f.expect(&name("minmax.c", flags, &[n]), &count_ok(&exe, &args(&[n]), &[]), &e);
+        f.expect(
+            &name("minmax.c", flags, &[n]),
+            &count_ok(&exe, &args(&[n]), &[]),
+            &e,
+        );
     }
     f.assert_none();
 }
@@ -193,7 +227,11 @@ fn horizontal_add_sub_and_addsub() {
                 .op("sub", 8 * k(8) + 2 * k(9));
         }
         let exe = build("hadd.c", flags);
-        f.expect(&name("hadd.c", flags, &[n]), &count_ok(&exe, &args(&[n]), &[]), &e);
+        f.expect(
+            &name("hadd.c", flags, &[n]),
+            &count_ok(&exe, &args(&[n]), &[]),
+            &e,
+        );
     }
     f.assert_none();
 }
@@ -219,10 +257,17 @@ fn dot_products_follow_imm8() {
         }
         let mut e = Expect::new();
         for (i, precision, width, lanes, mul, add) in chains {
-            e = e.insn(precision, width, lanes, "dot", k(i), mul + add).op("mul", mul * k(i)).op("add", add * k(i));
+            e = e
+                .insn(precision, width, lanes, "dot", k(i), mul + add)
+                .op("mul", mul * k(i))
+                .op("add", add * k(i));
         }
         let exe = build("dp.c", flags);
-        f.expect(&name("dp.c", flags, &[n]), &count_ok(&exe, &args(&[n]), &[]), &e);
+        f.expect(
+            &name("dp.c", flags, &[n]),
+            &count_ok(&exe, &args(&[n]), &[]),
+            &e,
+        );
     }
     f.assert_none();
 }
@@ -231,13 +276,20 @@ fn dot_products_follow_imm8() {
 fn x87_long_double_loop() {
     let n = 1000;
     let mut f = Failures::default();
-    for flags in [&["-O2", "-fno-math-errno"][..], &["-O2", "-mavx2", "-mfma", "-fno-math-errno"]] {
+    for flags in [
+        &["-O2", "-fno-math-errno"][..],
+        &["-O2", "-mavx2", "-mfma", "-fno-math-errno"],
+    ] {
         let mut e = Expect::new();
         for op in ["add", "mul", "div", "sqrt"] {
             e = e.insn("x87", 80, 1, op, n, 1).op(op, n);
         }
         let exe = build("x87.c", flags);
-        f.expect(&name("x87.c", flags, &[n]), &count_ok(&exe, &args(&[n]), &[]), &e);
+        f.expect(
+            &name("x87.c", flags, &[n]),
+            &count_ok(&exe, &args(&[n]), &[]),
+            &e,
+        );
     }
     f.assert_none();
 }

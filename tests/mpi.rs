@@ -22,7 +22,11 @@ fn build_ranks() -> PathBuf {
         .arg(kernel_dir().join("mpi/ranks.c"))
         .output()
         .expect("mpicc (Debian's libopenmpi-dev) is installed by scripts/setup.sh");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     exe
 }
 
@@ -34,16 +38,26 @@ fn mpirun(n: usize, args: &[&str]) {
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "mpirun -n {n} {args:?}:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "mpirun -n {n} {args:?}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn load(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+    )
+    .unwrap()
 }
 
 fn work_flop(r: &Value) -> u64 {
     let regions = r["regions"].as_array().unwrap();
-    let work = regions.iter().find(|g| g["name"] == "work").expect("region work");
+    let work = regions
+        .iter()
+        .find(|g| g["name"] == "work")
+        .expect("region work");
     work["flop"]["total"].as_u64().unwrap()
 }
 
@@ -53,7 +67,18 @@ fn every_rank_counts_exactly_with_1_2_and_4_ranks() {
     for size in [1usize, 2, 4] {
         let dir = tempfile::tempdir().unwrap();
         let template = dir.path().join("count.%r.json");
-        mpirun(size, &[FLOPSCOPE, "count", "-o", template.to_str().unwrap(), "--", exe.to_str().unwrap(), &N.to_string()]);
+        mpirun(
+            size,
+            &[
+                FLOPSCOPE,
+                "count",
+                "-o",
+                template.to_str().unwrap(),
+                "--",
+                exe.to_str().unwrap(),
+                &N.to_string(),
+            ],
+        );
         let mut total = 0;
         for rank in 0..size {
             let r = load(&dir.path().join(format!("count.{rank}.json")));
@@ -61,7 +86,11 @@ fn every_rank_counts_exactly_with_1_2_and_4_ranks() {
             assert_eq!(r["mpi"]["size"], size as u64);
             assert_eq!(r["exit_status"], 0);
             // Rank r multiplies (r + 1) N times in its region.
-            assert_eq!(work_flop(&r), (rank as u64 + 1) * N, "rank {rank} of {size}");
+            assert_eq!(
+                work_flop(&r),
+                (rank as u64 + 1) * N,
+                "rank {rank} of {size}"
+            );
             total += work_flop(&r);
         }
         assert_eq!(total, N * (size * (size + 1) / 2) as u64);
@@ -75,8 +104,30 @@ fn counts_and_native_times_of_a_job_merge_into_one_report() {
     let d = dir.path();
     let (count, time) = (d.join("count.%r.json"), d.join("time.%r.json"));
     let n = N.to_string();
-    mpirun(2, &[FLOPSCOPE, "count", "-o", count.to_str().unwrap(), "--", exe.to_str().unwrap(), &n]);
-    mpirun(2, &[FLOPSCOPE, "time", "-o", time.to_str().unwrap(), "--", exe.to_str().unwrap(), &n]);
+    mpirun(
+        2,
+        &[
+            FLOPSCOPE,
+            "count",
+            "-o",
+            count.to_str().unwrap(),
+            "--",
+            exe.to_str().unwrap(),
+            &n,
+        ],
+    );
+    mpirun(
+        2,
+        &[
+            FLOPSCOPE,
+            "time",
+            "-o",
+            time.to_str().unwrap(),
+            "--",
+            exe.to_str().unwrap(),
+            &n,
+        ],
+    );
     let merged = d.join("job.json");
     let out = Command::new(FLOPSCOPE)
         .arg("report")
@@ -85,7 +136,11 @@ fn counts_and_native_times_of_a_job_merge_into_one_report() {
         .arg(&merged)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = load(&merged);
     // Ranks 0 and 1 multiply N and 2N times in region work.
     assert_eq!(work_flop(&r), 3 * N);
@@ -95,10 +150,16 @@ fn counts_and_native_times_of_a_job_merge_into_one_report() {
         // Each rank got its own native time from its timing run.
         let t = p["native_time_s"].as_f64().expect("a rank's native time");
         assert!(t > 0.0);
-        assert_eq!(p["gflops"].as_f64().unwrap(), p["flop"]["total"].as_u64().unwrap() as f64 / t / 1e9);
+        assert_eq!(
+            p["gflops"].as_f64().unwrap(),
+            p["flop"]["total"].as_u64().unwrap() as f64 / t / 1e9
+        );
     }
     // The job's time is its slowest rank's; FLOP/s follow from it.
-    let slowest = ranks.iter().map(|p| p["native_time_s"].as_f64().unwrap()).fold(0.0, f64::max);
+    let slowest = ranks
+        .iter()
+        .map(|p| p["native_time_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
     assert_eq!(r["native_time_s"].as_f64().unwrap(), slowest);
     assert!(r["gflops"].as_f64().is_some());
 }

@@ -22,11 +22,15 @@ fn segfault_keeps_the_flop_done_so_far() {
     let exe = build("segv.c", AVX2_FMA);
     let run = count(&exe, &[n.to_string()], &[]);
     assert_eq!(run.code, 128 + 11, "flopscope's exit code:\n{}", run.stderr);
-    let r = run.report.unwrap_or_else(|| panic!("no report written for a crashed program:\n{}", run.stderr));
+    let r = run
+        .report
+        .unwrap_or_else(|| panic!("no report written for a crashed program:\n{}", run.stderr));
     assert_eq!(r.0["exit_status"], "signal:SIGSEGV");
     assert_eq!(r.0["complete"], false);
     // segv.c: n VFMADD*PD ymm, 8 FLOP each, then the fault.
-    let e = Expect::new().insn("fp64", 256, 4, "fma", n, 8).op("fma", 8 * n);
+    let e = Expect::new()
+        .insn("fp64", 256, 4, "fma", n, 8)
+        .op("fma", 8 * n);
     let mut f = Failures::default();
     f.expect(&format!("segv.c [{}] {n}", AVX2_FMA.join(" ")), &r, &e);
     f.assert_none();
@@ -37,7 +41,11 @@ fn missing_program_is_a_flopscope_error() {
     let missing = Path::new("/nonexistent/flopscope-test/no-such-program");
     let run = count(missing, &[] as &[&str], &[]);
     assert_eq!(run.code, 2, "flopscope's exit code:\n{}", run.stderr);
-    assert!(run.stderr.contains("no-such-program"), "stderr does not name the program:\n{}", run.stderr);
+    assert!(
+        run.stderr.contains("no-such-program"),
+        "stderr does not name the program:\n{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -45,16 +53,30 @@ fn avx512_stops_with_sigill_and_names_the_instruction() {
     let exe = build("avx512.c", &["-O2", "-mavx512f"]);
     let run = count(&exe, &[] as &[&str], &[]);
     assert_eq!(run.code, 128 + 4, "flopscope's exit code:\n{}", run.stderr);
-    let r = run.report.unwrap_or_else(|| panic!("no report written for a program killed by SIGILL:\n{}", run.stderr));
+    let r = run.report.unwrap_or_else(|| {
+        panic!(
+            "no report written for a program killed by SIGILL:\n{}",
+            run.stderr
+        )
+    });
     assert_eq!(r.0["exit_status"], "signal:SIGILL");
     assert_eq!(r.0["complete"], false);
-    assert_eq!(r.flop("total"), 0, "avx512.c dies before its only FLOP instruction");
-    let explains =
-        |text: &str| text.contains("AVX-512") && text.contains("vaddpd") && text.contains("-march=x86-64-v3");
+    assert_eq!(
+        r.flop("total"),
+        0,
+        "avx512.c dies before its only FLOP instruction"
+    );
+    let explains = |text: &str| {
+        text.contains("AVX-512") && text.contains("vaddpd") && text.contains("-march=x86-64-v3")
+    };
     assert!(
         r.warnings().iter().any(|w| explains(w)),
         "no warning names AVX-512, vaddpd and -march=x86-64-v3: {:?}",
         r.warnings()
     );
-    assert!(explains(&run.stderr), "stderr does not name AVX-512, vaddpd and -march=x86-64-v3:\n{}", run.stderr);
+    assert!(
+        explains(&run.stderr),
+        "stderr does not name AVX-512, vaddpd and -march=x86-64-v3:\n{}",
+        run.stderr
+    );
 }

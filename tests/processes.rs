@@ -5,8 +5,13 @@
 use crate::support::{build, count_ok, kernel_dir, Report};
 
 fn child_flop(r: &Report) -> Vec<u64> {
-    let mut v: Vec<u64> =
-        r.0["processes"].as_array().unwrap().iter().map(|p| p["flop"]["total"].as_u64().unwrap()).filter(|f| *f > 0).collect();
+    let mut v: Vec<u64> = r.0["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["flop"]["total"].as_u64().unwrap())
+        .filter(|f| *f > 0)
+        .collect();
     v.sort();
     v
 }
@@ -45,7 +50,12 @@ fn no_follow_leaves_exec_d_programs_uncounted() {
         .args([scale.to_str().unwrap(), "1000", "3000"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["flop"]["total"], 0);
 }

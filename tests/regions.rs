@@ -34,11 +34,20 @@ fn programs() -> PathBuf {
 fn built(key: &str, build: impl FnOnce(&Path)) -> PathBuf {
     type Cache = Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>;
     static BUILT: OnceLock<Cache> = OnceLock::new();
-    let slot = BUILT.get_or_init(Default::default).lock().unwrap().entry(key.to_string()).or_default().clone();
+    let slot = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(key.to_string())
+        .or_default()
+        .clone();
     slot.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("regions");
         std::fs::create_dir_all(&dir).unwrap();
-        let name: String = key.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        let name: String = key
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
         let exe = dir.join(&name);
         let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
         build(&tmp);
@@ -50,15 +59,23 @@ fn built(key: &str, build: impl FnOnce(&Path)) -> PathBuf {
 
 /// Runs a build command and fails the test with its output if it fails.
 fn run_build(mut cmd: Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `gcc -O2 -I crates/markers/include FLAGS tests/kernels/regions/SOURCE`.
 fn gcc(source: &str, flags: &[&str]) -> PathBuf {
     built(&format!("{source} {}", flags.join(" ")), |exe| {
         let mut cmd = Command::new("gcc");
-        cmd.args(["-O2", "-Wall", "-I"]).arg(markers().join("include")).args(flags);
+        cmd.args(["-O2", "-Wall", "-I"])
+            .arg(markers().join("include"))
+            .args(flags);
         cmd.arg("-o").arg(exe).arg(programs().join(source));
         run_build(cmd);
     })
@@ -75,11 +92,16 @@ fn fortran() -> PathBuf {
     built("regions.f90", |exe| {
         let mods = tempfile::tempdir().unwrap();
         let mut cmd = Command::new("gfortran");
-        cmd.args(["-O2", "-Wall", "-J"]).arg(mods.path()).arg("-I").arg(markers().join("include"));
+        cmd.args(["-O2", "-Wall", "-J"])
+            .arg(mods.path())
+            .arg("-I")
+            .arg(markers().join("include"));
         cmd.arg("-o").arg(exe);
         // Modules before the files that use them.
-        cmd.arg(markers().join("fortran/flopscope.f90")).arg(markers().join("fortran/flopscope_fortran.c"));
-        cmd.arg(programs().join("regions_kernels.f90")).arg(programs().join("regions.f90"));
+        cmd.arg(markers().join("fortran/flopscope.f90"))
+            .arg(markers().join("fortran/flopscope_fortran.c"));
+        cmd.arg(programs().join("regions_kernels.f90"))
+            .arg(programs().join("regions.f90"));
         run_build(cmd);
     })
 }
@@ -92,7 +114,14 @@ fn rust_example() -> PathBuf {
         let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("regions-rust");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from(env!("CARGO")));
         let mut cmd = Command::new(cargo);
-        cmd.current_dir(repo()).args(["build", "--release", "-p", "flopscope-markers", "--example", "regions"]);
+        cmd.current_dir(repo()).args([
+            "build",
+            "--release",
+            "-p",
+            "flopscope-markers",
+            "--example",
+            "regions",
+        ]);
         cmd.arg("--target-dir").arg(&target);
         run_build(cmd);
         std::fs::copy(target.join("release/examples/regions"), exe).unwrap();
@@ -120,18 +149,35 @@ fn count(exe: &Path, args: &[u64], options: &[&str]) -> Run {
         .output()
         .expect("running flopscope");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let text =
-        std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no report for {exe:?} {args:?}: {e}\n{stderr}"));
-    let report = serde_json::from_str(&text).unwrap_or_else(|e| panic!("report of {exe:?} is not JSON: {e}\n{text}"));
-    Run { code: out.status.code().unwrap_or(-1), stderr, report }
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no report for {exe:?} {args:?}: {e}\n{stderr}"));
+    let report = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("report of {exe:?} is not JSON: {e}\n{text}"));
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stderr,
+        report,
+    }
 }
 
 /// A run that must succeed: exit code 0, `exit_status` 0, `complete`.
 fn count_ok(exe: &Path, args: &[u64], options: &[&str]) -> Value {
     let run = count(exe, args, options);
-    assert_eq!(run.code, 0, "flopscope count {options:?} -- {exe:?} {args:?} exited {}:\n{}", run.code, run.stderr);
-    assert_eq!(run.report["exit_status"], 0, "exit_status of {exe:?} {args:?}:\n{}", run.stderr);
-    assert_eq!(run.report["complete"], true, "complete of {exe:?} {args:?}:\n{}", run.stderr);
+    assert_eq!(
+        run.code, 0,
+        "flopscope count {options:?} -- {exe:?} {args:?} exited {}:\n{}",
+        run.code, run.stderr
+    );
+    assert_eq!(
+        run.report["exit_status"], 0,
+        "exit_status of {exe:?} {args:?}:\n{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.report["complete"], true,
+        "complete of {exe:?} {args:?}:\n{}",
+        run.stderr
+    );
     run.report
 }
 
@@ -157,11 +203,14 @@ fn region<'a>(r: &'a Value, name: &str) -> &'a Value {
 }
 
 fn int(v: &Value, what: &str) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("{what} is not an integer: {v}"))
+    v.as_u64()
+        .unwrap_or_else(|| panic!("{what} is not an integer: {v}"))
 }
 
 const PRECISIONS: [&str; 4] = ["fp32", "fp16", "bf16", "x87"];
-const OPS: [&str; 9] = ["add", "sub", "mul", "div", "sqrt", "fma", "minmax", "rcp", "other"];
+const OPS: [&str; 9] = [
+    "add", "sub", "mul", "div", "sqrt", "fma", "minmax", "rcp", "other",
+];
 
 /// The closed form of one part of a report (a region, `unmarked`, the
 /// whole): fp64 multiplies and adds only, as in every program here.
@@ -180,7 +229,10 @@ impl Flop {
 impl std::ops::Add for Flop {
     type Output = Flop;
     fn add(self, o: Flop) -> Flop {
-        Flop { add: self.add + o.add, mul: self.mul + o.mul }
+        Flop {
+            add: self.add + o.add,
+            mul: self.mul + o.mul,
+        }
     }
 }
 
@@ -198,9 +250,15 @@ fn mul_add(n: u64) -> Flop {
 struct Checks(Vec<String>);
 
 impl Checks {
-    fn eq<T: PartialEq + std::fmt::Debug>(&mut self, what: impl std::fmt::Display, expected: T, got: T) {
+    fn eq<T: PartialEq + std::fmt::Debug>(
+        &mut self,
+        what: impl std::fmt::Display,
+        expected: T,
+        got: T,
+    ) {
         if expected != got {
-            self.0.push(format!("{what}: expected {expected:?}, got {got:?}"));
+            self.0
+                .push(format!("{what}: expected {expected:?}, got {got:?}"));
         }
     }
 
@@ -213,8 +271,16 @@ impl Checks {
     /// `flop` and `flop_by_op` of `part` are exactly `e`: fp64 only, add
     /// and mul only.
     fn flop(&mut self, what: &str, part: &Value, e: Flop) {
-        self.eq(format!("{what}: flop.total"), e.total(), int(&part["flop"]["total"], "flop.total"));
-        self.eq(format!("{what}: flop.fp64"), e.total(), int(&part["flop"]["fp64"], "flop.fp64"));
+        self.eq(
+            format!("{what}: flop.total"),
+            e.total(),
+            int(&part["flop"]["total"], "flop.total"),
+        );
+        self.eq(
+            format!("{what}: flop.fp64"),
+            e.total(),
+            int(&part["flop"]["fp64"], "flop.fp64"),
+        );
         for p in PRECISIONS {
             self.eq(format!("{what}: flop.{p}"), 0, int(&part["flop"][p], p));
         }
@@ -224,27 +290,44 @@ impl Checks {
                 "mul" => e.mul,
                 _ => 0,
             };
-            self.eq(format!("{what}: flop_by_op.{op}"), expected, int(&part["flop_by_op"][op], op));
+            self.eq(
+                format!("{what}: flop_by_op.{op}"),
+                expected,
+                int(&part["flop_by_op"][op], op),
+            );
         }
     }
 
     /// Region `name` was entered `entries` times and did exactly `e`.
     fn region(&mut self, r: &Value, name: &str, entries: u64, e: Flop) {
         let g = region(r, name);
-        self.eq(format!("region {name}: entries"), entries, int(&g["entries"], "entries"));
+        self.eq(
+            format!("region {name}: entries"),
+            entries,
+            int(&g["entries"], "entries"),
+        );
         self.flop(&format!("region {name}"), g, e);
     }
 
     /// The report has exactly these regions, these unmarked counts, and
     /// `total` FLOP in all.
     fn whole(&mut self, r: &Value, names: &[&str], unmarked: Flop, total: Flop) {
-        self.eq("region names", names.iter().map(|n| n.to_string()).collect::<Vec<_>>(), region_names(r));
+        self.eq(
+            "region names",
+            names.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+            region_names(r),
+        );
         self.flop("unmarked", &r["unmarked"], unmarked);
         self.flop("whole program", r, total);
     }
 
     fn assert_none(self) {
-        assert!(self.0.is_empty(), "{} mismatches:\n  {}", self.0.len(), self.0.join("\n  "));
+        assert!(
+            self.0.is_empty(),
+            "{} mismatches:\n  {}",
+            self.0.len(),
+            self.0.join("\n  ")
+        );
     }
 }
 
@@ -285,13 +368,24 @@ const NAMED: &[&str] = &["-DMARK_NAMED"];
 const LIKWID: &[&str] = &["-DMARK_LIKWID", "-DLIKWID_PERFMON"];
 const LIKWID_OFF: &[&str] = &["-DMARK_LIKWID"];
 const SSC: &[&str] = &["-DMARK_SSC"];
-const SSC_MARKS: &[&str] = &["--no-native", "--start-mark", "0x111", "--stop-mark", "0x222"];
+const SSC_MARKS: &[&str] = &[
+    "--no-native",
+    "--start-mark",
+    "0x111",
+    "--stop-mark",
+    "0x222",
+];
 
 /// Both regions of regions.c, the unmarked noise and the total, exactly.
 fn check_named_regions(c: &mut Checks, r: &Value, n: u64, reps: u64, m: u64, k: u64) {
     c.region(r, "triad", reps, triad(n, reps));
     c.region(r, "matmul", 1, matmul(m));
-    c.whole(r, &["triad", "matmul"], noise(k), triad(n, reps) + matmul(m) + noise(k));
+    c.whole(
+        r,
+        &["triad", "matmul"],
+        noise(k),
+        triad(n, reps) + matmul(m) + noise(k),
+    );
 }
 
 #[test]
@@ -307,13 +401,33 @@ fn c_header_regions_and_unmarked_work_are_exact() {
     // anywhere depends on N.
     let dn = (n2 - n1) as i64;
     let reps = REPS as i64;
-    for (name, read, written) in [("triad", 16 * dn * reps, 8 * dn * reps), ("matmul", 0, 0), ("unmarked", 0, 0)] {
+    for (name, read, written) in [
+        ("triad", 16 * dn * reps, 8 * dn * reps),
+        ("matmul", 0, 0),
+        ("unmarked", 0, 0),
+    ] {
         let (p1, p2) = (part(&r1, name), part(&r2, name));
-        c.eq(format!("{name}: d bytes.read (N {n1} -> {n2})"), read, bytes(p2, "read") - bytes(p1, "read"));
-        c.eq(format!("{name}: d bytes.written (N {n1} -> {n2})"), written, bytes(p2, "written") - bytes(p1, "written"));
+        c.eq(
+            format!("{name}: d bytes.read (N {n1} -> {n2})"),
+            read,
+            bytes(p2, "read") - bytes(p1, "read"),
+        );
+        c.eq(
+            format!("{name}: d bytes.written (N {n1} -> {n2})"),
+            written,
+            bytes(p2, "written") - bytes(p1, "written"),
+        );
     }
-    c.eq("whole program: d bytes.read", 16 * dn * reps, bytes(&r2, "read") - bytes(&r1, "read"));
-    c.eq("whole program: d bytes.written", 8 * dn * reps, bytes(&r2, "written") - bytes(&r1, "written"));
+    c.eq(
+        "whole program: d bytes.read",
+        16 * dn * reps,
+        bytes(&r2, "read") - bytes(&r1, "read"),
+    );
+    c.eq(
+        "whole program: d bytes.written",
+        8 * dn * reps,
+        bytes(&r2, "written") - bytes(&r1, "written"),
+    );
     c.assert_none();
 }
 
@@ -325,12 +439,28 @@ fn ssc_marks_make_one_region() {
     // plain instructions, its work unmarked.
     let r = count_ok(&exe, &[N, REPS, M, K], SSC_MARKS);
     c.region(&r, "ssc:0x111-0x222", REPS, triad(N, REPS));
-    c.whole(&r, &["ssc:0x111-0x222"], matmul(M) + noise(K), triad(N, REPS) + matmul(M) + noise(K));
+    c.whole(
+        &r,
+        &["ssc:0x111-0x222"],
+        matmul(M) + noise(K),
+        triad(N, REPS) + matmul(M) + noise(K),
+    );
     // Without --start-mark/--stop-mark, SSC marks make no region.
     let r = count_ok(&exe, &[N, REPS, M, K], COUNT_ONLY);
-    c.eq("no marks asked for: regions", Vec::<String>::new(), region_names(&r));
-    c.that("no marks asked for: no unmarked key", r.get("unmarked").is_none());
-    c.flop("no marks asked for: whole program", &r, triad(N, REPS) + matmul(M) + noise(K));
+    c.eq(
+        "no marks asked for: regions",
+        Vec::<String>::new(),
+        region_names(&r),
+    );
+    c.that(
+        "no marks asked for: no unmarked key",
+        r.get("unmarked").is_none(),
+    );
+    c.flop(
+        "no marks asked for: whole program",
+        &r,
+        triad(N, REPS) + matmul(M) + noise(K),
+    );
     c.assert_none();
 }
 
@@ -341,9 +471,20 @@ fn likwid_header_regions_are_exact_and_absent_without_likwid_perfmon() {
     check_named_regions(&mut c, &r, N, REPS, M, K);
     // Without -DLIKWID_PERFMON the LIKWID macros are empty, as LIKWID's own.
     let r = count_ok(&regions_c(LIKWID_OFF), &[N, REPS, M, K], COUNT_ONLY);
-    c.eq("without LIKWID_PERFMON: regions", Vec::<String>::new(), region_names(&r));
-    c.that("without LIKWID_PERFMON: no unmarked key", r.get("unmarked").is_none());
-    c.flop("without LIKWID_PERFMON: whole program", &r, triad(N, REPS) + matmul(M) + noise(K));
+    c.eq(
+        "without LIKWID_PERFMON: regions",
+        Vec::<String>::new(),
+        region_names(&r),
+    );
+    c.that(
+        "without LIKWID_PERFMON: no unmarked key",
+        r.get("unmarked").is_none(),
+    );
+    c.flop(
+        "without LIKWID_PERFMON: whole program",
+        &r,
+        triad(N, REPS) + matmul(M) + noise(K),
+    );
     c.assert_none();
 }
 
@@ -367,7 +508,12 @@ fn rust_crate_regions_are_exact() {
     let mut c = Checks::default();
     c.region(&r, "triad", reps, mul_add(n * reps));
     c.region(&r, "scale", 1, mul(k));
-    c.whole(&r, &["triad", "scale"], mul(2 * k), mul_add(n * reps) + mul(3 * k));
+    c.whole(
+        &r,
+        &["triad", "scale"],
+        mul(2 * k),
+        mul_add(n * reps) + mul(3 * k),
+    );
     c.assert_none();
 }
 
@@ -382,9 +528,22 @@ fn openmp_region_entered_by_4_threads() {
         c.region(&r, "work", 4, mul_add(4 * n));
         c.whole(&r, &["work"], mul(k), mul_add(4 * n) + mul(k));
         let threads = r["threads"].as_array().expect("threads is an array");
-        c.that(format!("run {attempt}: more than one threads[] row (got {})", threads.len()), threads.len() > 1);
-        let sum: u64 = threads.iter().map(|t| int(&t["flop"]["total"], "threads[].flop.total")).sum();
-        c.eq(format!("run {attempt}: sum of threads[].flop.total"), 8 * n + k, sum);
+        c.that(
+            format!(
+                "run {attempt}: more than one threads[] row (got {})",
+                threads.len()
+            ),
+            threads.len() > 1,
+        );
+        let sum: u64 = threads
+            .iter()
+            .map(|t| int(&t["flop"]["total"], "threads[].flop.total"))
+            .sum();
+        c.eq(
+            format!("run {attempt}: sum of threads[].flop.total"),
+            8 * n + k,
+            sum,
+        );
     }
     c.assert_none();
 }
@@ -411,7 +570,12 @@ fn region_entered_1000_times() {
     check_named_regions(&mut c, &r, n, reps, m, k);
     let r = count_ok(&regions_c(SSC), &[n, reps, m, k], SSC_MARKS);
     c.region(&r, "ssc:0x111-0x222", reps, triad(n, reps));
-    c.whole(&r, &["ssc:0x111-0x222"], matmul(m) + noise(k), triad(n, reps) + matmul(m) + noise(k));
+    c.whole(
+        &r,
+        &["ssc:0x111-0x222"],
+        matmul(m) + noise(k),
+        triad(n, reps) + matmul(m) + noise(k),
+    );
     c.assert_none();
 }
 
@@ -420,11 +584,27 @@ fn mismatch_run(mode: u64, n: u64, names: &[&str], c: &mut Checks) -> Value {
     let run = count(&gcc("mismatch.c", &[]), &[mode, n], COUNT_ONLY);
     let r = run.report;
     c.eq(format!("mode {mode}: flopscope exit code"), 0, run.code);
-    c.eq(format!("mode {mode}: exit_status"), &Value::from(0), &r["exit_status"]);
-    c.eq(format!("mode {mode}: complete"), &Value::from(true), &r["complete"]);
-    let warnings: Vec<String> =
-        r["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
-    c.eq(format!("mode {mode}: number of warnings ({warnings:?})"), 1, warnings.len());
+    c.eq(
+        format!("mode {mode}: exit_status"),
+        &Value::from(0),
+        &r["exit_status"],
+    );
+    c.eq(
+        format!("mode {mode}: complete"),
+        &Value::from(true),
+        &r["complete"],
+    );
+    let warnings: Vec<String> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    c.eq(
+        format!("mode {mode}: number of warnings ({warnings:?})"),
+        1,
+        warnings.len(),
+    );
     for name in names {
         c.that(
             format!("mode {mode}: a warning names region {name:?} ({warnings:?})"),
@@ -460,18 +640,29 @@ fn ending_the_outer_region_while_the_inner_is_open_closes_both() {
 /// inside another, one thread) took no longer in all than the whole run.
 fn check_native_times(what: &str, r: &Value, disjoint: &[&str], c: &mut Checks) {
     let whole = r["native_time_s"].as_f64();
-    c.that(format!("{what}: native_time_s is positive ({whole:?})"), whole.is_some_and(|t| t > 0.0));
+    c.that(
+        format!("{what}: native_time_s is positive ({whole:?})"),
+        whole.is_some_and(|t| t > 0.0),
+    );
     let mut sum = 0.0;
     for g in r["regions"].as_array().unwrap() {
         let name = g["name"].as_str().unwrap();
         let Some(t) = g["native_time_s"].as_f64().filter(|t| *t > 0.0) else {
-            c.that(format!("{what}: region {name}: native_time_s is positive ({})", g["native_time_s"]), false);
+            c.that(
+                format!(
+                    "{what}: region {name}: native_time_s is positive ({})",
+                    g["native_time_s"]
+                ),
+                false,
+            );
             continue;
         };
         let flop = int(&g["flop"]["total"], "flop.total");
         let gflops = g["gflops"].as_f64();
         c.that(
-            format!("{what}: region {name}: gflops {gflops:?} = flop {flop} / native_time_s {t} / 1e9"),
+            format!(
+                "{what}: region {name}: gflops {gflops:?} = flop {flop} / native_time_s {t} / 1e9"
+            ),
             gflops == Some(flop as f64 / t / 1e9),
         );
         if disjoint.contains(&name) {
@@ -479,7 +670,10 @@ fn check_native_times(what: &str, r: &Value, disjoint: &[&str], c: &mut Checks) 
         }
     }
     if let Some(whole) = whole {
-        c.that(format!("{what}: regions {disjoint:?} took {sum} s of the run's {whole} s"), sum <= whole);
+        c.that(
+            format!("{what}: regions {disjoint:?} took {sum} s of the run's {whole} s"),
+            sum <= whole,
+        );
     }
 }
 
@@ -493,7 +687,11 @@ fn native_run_times_each_region() {
     c.flop("Rust: region triad", region(&r, "triad"), mul_add(N * REPS));
     check_native_times("Rust", &r, &["triad", "scale"], &mut c);
     let r = count_ok(&fortran(), &[N, REPS, K, 3], &[]);
-    c.flop("Fortran: region daxpy", region(&r, "daxpy"), mul_add(N * REPS));
+    c.flop(
+        "Fortran: region daxpy",
+        region(&r, "daxpy"),
+        mul_add(N * REPS),
+    );
     check_native_times("Fortran", &r, &["daxpy"], &mut c);
     let r = count_ok(&gcc("nested.c", &[]), &[N, K, REPS], &[]);
     check_native_times("nested", &r, &["outer"], &mut c);
@@ -509,7 +707,12 @@ fn a_region_begun_again_while_open_counts_its_work_once() {
     c.region(&r, "all", 1, mul((1 + reps) * n));
     c.region(&r, "a", 2, mul((1 + reps) * n));
     c.region(&r, "open", 1, mul(n));
-    c.whole(&r, &["all", "a", "open"], Flop::default(), mul((2 + reps) * n));
+    c.whole(
+        &r,
+        &["all", "a", "open"],
+        Flop::default(),
+        mul((2 + reps) * n),
+    );
     c.assert_none();
 }
 
@@ -519,7 +722,11 @@ fn a_region_begun_again_while_open_is_timed_once() {
     // inner interval, REPS scales, is nearly all of it.
     let (n, reps) = (4096, 200);
     let r = count_ok(&gcc("reenter.c", &[]), &[n, reps], &[]);
-    let time = |name| region(&r, name)["native_time_s"].as_f64().unwrap_or_else(|| panic!("no native time for {name}"));
+    let time = |name| {
+        region(&r, name)["native_time_s"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no native time for {name}"))
+    };
     let (a, all) = (time("a"), time("all"));
     assert!(a <= all, "region a (inside all) timed {a} s, all {all} s");
 }

@@ -9,12 +9,19 @@ const REPS: u64 = 4;
 
 /// omp_triad.c: 2 N REPS FLOP, one multiply and one add per element and rep.
 fn expected() -> Expect {
-    Expect::new().flop("fp64", 2 * N * REPS).op("add", N * REPS).op("mul", N * REPS)
+    Expect::new()
+        .flop("fp64", 2 * N * REPS)
+        .op("add", N * REPS)
+        .op("mul", N * REPS)
 }
 
 fn run(threads: u32) -> Report {
     let exe = build("omp_triad.c", OMP);
-    count_ok(&exe, &[N.to_string(), REPS.to_string()], &[("OMP_NUM_THREADS", &threads.to_string())])
+    count_ok(
+        &exe,
+        &[N.to_string(), REPS.to_string()],
+        &[("OMP_NUM_THREADS", &threads.to_string())],
+    )
 }
 
 /// `threads[].flop.total`, one per row.
@@ -23,7 +30,11 @@ fn thread_totals(r: &Report) -> Vec<u64> {
         .as_array()
         .expect("threads is an array")
         .iter()
-        .map(|t| t["flop"]["total"].as_u64().expect("threads[].flop.total is an integer"))
+        .map(|t| {
+            t["flop"]["total"]
+                .as_u64()
+                .expect("threads[].flop.total is an integer")
+        })
         .collect()
 }
 
@@ -32,7 +43,11 @@ fn omp_triad_same_flop_with_1_2_and_8_threads() {
     let mut f = Failures::default();
     for threads in [1, 2, 8] {
         let r = run(threads);
-        f.expect(&format!("omp_triad.c OMP_NUM_THREADS={threads}"), &r, &expected());
+        f.expect(
+            &format!("omp_triad.c OMP_NUM_THREADS={threads}"),
+            &r,
+            &expected(),
+        );
         f.equal(
             &format!("omp_triad.c OMP_NUM_THREADS={threads}: sum of threads[].flop.total"),
             (2 * N * REPS) as i64,
@@ -51,7 +66,11 @@ fn omp_triad_8_threads_20_times() {
         f.expect(&what, &r, &expected());
         let totals = thread_totals(&r);
         if totals.len() < 2 {
-            f.equal(&format!("{what}: more than one threads[] row"), 2, totals.len() as i64);
+            f.equal(
+                &format!("{what}: more than one threads[] row"),
+                2,
+                totals.len() as i64,
+            );
         }
         f.equal(
             &format!("{what}: sum of threads[].flop.total"),

@@ -18,7 +18,9 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=FLOPSCOPE_PLUGIN_TARGET_DIR");
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
-    let target_dir = std::env::var_os("FLOPSCOPE_PLUGIN_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| out_dir.join("plugin-target"));
+    let target_dir = std::env::var_os("FLOPSCOPE_PLUGIN_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| out_dir.join("plugin-target"));
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .arg("build")
@@ -38,9 +40,16 @@ fn main() {
         .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")
         .status()
         .expect("cargo runs");
-    assert!(status.success(), "building the QEMU plugin (crates/engine-qemu) failed");
+    assert!(
+        status.success(),
+        "building the QEMU plugin (crates/engine-qemu) failed"
+    );
     let so = target_dir.join("release/libflopscope_engine_qemu.so");
-    assert!(so.is_file(), "the plugin was built but {} is missing", so.display());
+    assert!(
+        so.is_file(),
+        "the plugin was built but {} is missing",
+        so.display()
+    );
     embed("PLUGIN", &so);
     build_exec_shim(&plugin_dir.join("shim/exec_shim.c"), &out_dir);
 }
@@ -49,7 +58,9 @@ fn main() {
 /// file name (so that start-up need not hash it).
 fn embed(name: &str, path: &std::path::Path) {
     let bytes = std::fs::read(path).expect("the built file is readable");
-    let hash = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100000001b3));
+    let hash = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+    });
     println!("cargo:rustc-env=FLOPSCOPE_{name}_SO={}", path.display());
     println!("cargo:rustc-env=FLOPSCOPE_{name}_HASH={hash:016x}");
 }
@@ -65,7 +76,9 @@ fn build_exec_shim(src: &std::path::Path, out_dir: &std::path::Path) {
         .arg(src)
         .arg("-ldl")
         .status()
-        .unwrap_or_else(|e| panic!("running the C compiler {cc:?} for the exec shim: {e} (install gcc)"));
+        .unwrap_or_else(|e| {
+            panic!("running the C compiler {cc:?} for the exec shim: {e} (install gcc)")
+        });
     assert!(status.success(), "compiling {} failed", src.display());
     embed("EXEC_SHIM", &so);
 }

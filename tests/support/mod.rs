@@ -36,7 +36,13 @@ pub fn build(source: &str, flags: &[&str]) -> PathBuf {
     type Cache = Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>;
     static BUILT: OnceLock<Cache> = OnceLock::new();
     let key = format!("{source} {}", flags.join(" "));
-    let slot = BUILT.get_or_init(Default::default).lock().unwrap().entry(key).or_default().clone();
+    let slot = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(key)
+        .or_default()
+        .clone();
     slot.get_or_init(|| compile(source, flags)).clone()
 }
 
@@ -50,7 +56,11 @@ fn compile(source: &str, flags: &[&str]) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels");
     std::fs::create_dir_all(&dir).unwrap();
     let stem = src.file_stem().unwrap().to_str().unwrap();
-    let tag: String = flags.join("_").chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let tag: String = flags
+        .join("_")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
     let exe = dir.join(format!("{stem}{tag}"));
     // Compile to a private name and rename, so that two test runs sharing the
     // target directory never execute a half-written file.
@@ -98,17 +108,30 @@ pub fn count<A: AsRef<OsStr>>(exe: &Path, args: &[A], env: &[(&str, &str)]) -> R
         .output()
         .expect("running flopscope");
     let report = std::fs::read_to_string(&json).ok().map(|text| {
-        Report(serde_json::from_str(&text).unwrap_or_else(|e| panic!("report of {exe:?} is not JSON: {e}\n{text}")))
+        Report(
+            serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("report of {exe:?} is not JSON: {e}\n{text}")),
+        )
     });
-    Run { code: out.status.code().unwrap_or(-1), stderr: String::from_utf8_lossy(&out.stderr).into_owned(), report }
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        report,
+    }
 }
 
 /// Runs a program that must succeed and returns its complete report.
 pub fn count_ok<A: AsRef<OsStr>>(exe: &Path, args: &[A], env: &[(&str, &str)]) -> Report {
     let run = count(exe, args, env);
     let shown: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
-    assert_eq!(run.code, 0, "flopscope count {exe:?} {shown:?} exited {}:\n{}", run.code, run.stderr);
-    let report = run.report.unwrap_or_else(|| panic!("no report for {exe:?}:\n{}", run.stderr));
+    assert_eq!(
+        run.code, 0,
+        "flopscope count {exe:?} {shown:?} exited {}:\n{}",
+        run.code, run.stderr
+    );
+    let report = run
+        .report
+        .unwrap_or_else(|| panic!("no report for {exe:?}:\n{}", run.stderr));
     assert_eq!(report.0["exit_status"], 0, "exit_status of {exe:?}");
     assert_eq!(report.0["complete"], true, "complete of {exe:?}");
     report
@@ -132,14 +155,21 @@ fn u64_at(v: &Value, path: &[&str]) -> u64 {
     for key in path {
         at = &at[*key];
     }
-    at.as_u64().unwrap_or_else(|| panic!("report key {} is not an integer: {at}", path.join(".")))
+    at.as_u64()
+        .unwrap_or_else(|| panic!("report key {} is not an integer: {at}", path.join(".")))
 }
 
 fn u64_map(v: &Value, what: &str) -> BTreeMap<String, u64> {
     v.as_object()
         .unwrap_or_else(|| panic!("report key {what} is not an object: {v}"))
         .iter()
-        .map(|(k, n)| (k.clone(), n.as_u64().unwrap_or_else(|| panic!("{what}.{k} is not an integer: {n}"))))
+        .map(|(k, n)| {
+            (
+                k.clone(),
+                n.as_u64()
+                    .unwrap_or_else(|| panic!("{what}.{k} is not an integer: {n}")),
+            )
+        })
         .collect()
 }
 
@@ -161,7 +191,10 @@ impl Report {
     /// then shows as a mismatch against any expectation).
     pub fn rows(&self) -> BTreeMap<RowKey, Tally> {
         let mut out = BTreeMap::<RowKey, Tally>::new();
-        for r in self.0["fp_instructions"].as_array().expect("fp_instructions is an array") {
+        for r in self.0["fp_instructions"]
+            .as_array()
+            .expect("fp_instructions is an array")
+        {
             let key = (
                 r["precision"].as_str().expect("row precision").to_string(),
                 u64_at(r, &["width_bits"]),
@@ -193,7 +226,13 @@ impl Report {
     pub fn mem_accesses(&self, dir: &str) -> BTreeMap<u64, u64> {
         u64_map(&self.0["mem_accesses"][dir], dir)
             .into_iter()
-            .map(|(size, n)| (size.parse().unwrap_or_else(|_| panic!("access size {size:?} is not a number")), n))
+            .map(|(size, n)| {
+                (
+                    size.parse()
+                        .unwrap_or_else(|_| panic!("access size {size:?} is not a number")),
+                    n,
+                )
+            })
             .collect()
     }
 
@@ -225,7 +264,9 @@ fn by_width(rows: &BTreeMap<RowKey, Tally>) -> BTreeMap<(String, u64), u64> {
 }
 
 pub const PRECISIONS: [&str; 5] = ["fp64", "fp32", "fp16", "bf16", "x87"];
-pub const FLOP_OPS: [&str; 9] = ["add", "sub", "mul", "div", "sqrt", "fma", "minmax", "rcp", "other"];
+pub const FLOP_OPS: [&str; 9] = [
+    "add", "sub", "mul", "div", "sqrt", "fma", "minmax", "rcp", "other",
+];
 
 /// The counts a kernel's closed form gives. Anything not stated is expected
 /// to be zero: a FLOP booked under a precision, category or row the closed
@@ -247,7 +288,10 @@ impl Expect {
     /// `flop` FLOP of `precision`, instruction forms unchecked (plain C loops
     /// the compiler may vectorize at any width).
     pub fn flop(mut self, precision: &'static str, flop: u64) -> Expect {
-        assert!(PRECISIONS.contains(&precision), "unknown precision {precision}");
+        assert!(
+            PRECISIONS.contains(&precision),
+            "unknown precision {precision}"
+        );
         *self.flop.entry(precision).or_default() += flop;
         self
     }
@@ -270,8 +314,18 @@ impl Expect {
         count: u64,
         flop_each: u64,
     ) -> Expect {
-        let key = (precision.to_string(), width_bits, lanes, op.to_string(), false);
-        let t = self.rows.get_or_insert_with(BTreeMap::new).entry(key).or_default();
+        let key = (
+            precision.to_string(),
+            width_bits,
+            lanes,
+            op.to_string(),
+            false,
+        );
+        let t = self
+            .rows
+            .get_or_insert_with(BTreeMap::new)
+            .entry(key)
+            .or_default();
         t.count += count;
         t.flop += count * flop_each;
         self.flop(precision, count * flop_each)
@@ -291,7 +345,11 @@ impl Expect {
         };
         check("flop.total".into(), self.total(), r.flop("total"));
         for p in PRECISIONS {
-            check(format!("flop.{p}"), self.flop.get(p).copied().unwrap_or(0), r.flop(p));
+            check(
+                format!("flop.{p}"),
+                self.flop.get(p).copied().unwrap_or(0),
+                r.flop(p),
+            );
         }
         let by_op = r.flop_by_op();
         for op in FLOP_OPS {
@@ -302,12 +360,19 @@ impl Expect {
             );
         }
         for extra in by_op.keys().filter(|k| !FLOP_OPS.contains(&k.as_str())) {
-            check(format!("flop_by_op.{extra} (a key outside the contract)"), 0, by_op[extra].max(1));
+            check(
+                format!("flop_by_op.{extra} (a key outside the contract)"),
+                0,
+                by_op[extra].max(1),
+            );
         }
         if let Some(rows) = &self.rows {
             let got = r.rows();
             for key in rows.keys().chain(got.keys()).collect::<BTreeSet<_>>() {
-                let (e, g) = (rows.get(key).copied().unwrap_or_default(), got.get(key).copied().unwrap_or_default());
+                let (e, g) = (
+                    rows.get(key).copied().unwrap_or_default(),
+                    got.get(key).copied().unwrap_or_default(),
+                );
                 check(format!("fp_instructions{key:?}.count"), e.count, g.count);
                 check(format!("fp_instructions{key:?}.flop"), e.flop, g.flop);
             }
@@ -344,7 +409,8 @@ fn sde_elements(rows: &BTreeMap<RowKey, Tally>) -> BTreeMap<String, u64> {
             "x87" => continue,
             other => panic!("no SDE word for {other}"),
         };
-        *out.entry(format!("elements_fp_{word}_{lanes}")).or_default() += t.count;
+        *out.entry(format!("elements_fp_{word}_{lanes}"))
+            .or_default() += t.count;
     }
     out
 }
@@ -359,7 +425,8 @@ impl Failures {
     pub fn expect(&mut self, what: &str, r: &Report, e: &Expect) {
         let bad = e.mismatches(r);
         if !bad.is_empty() {
-            self.0.push(format!("{what}:\n  {}\n{}", bad.join("\n  "), r.summary()));
+            self.0
+                .push(format!("{what}:\n  {}\n{}", bad.join("\n  "), r.summary()));
         }
     }
 
@@ -367,27 +434,43 @@ impl Failures {
     /// closed form.
     pub fn equal(&mut self, what: &str, expected: i64, got: i64) {
         if expected != got {
-            self.0.push(format!("{what}: expected {expected}, got {got}"));
+            self.0
+                .push(format!("{what}: expected {expected}, got {got}"));
         }
     }
 
     /// Compares `bytes.read` and `bytes.written` of run `r.1` minus run `r.0`
     /// with their closed forms.
     pub fn bytes_delta(&mut self, what: &str, r: (&Report, &Report), read: i64, written: i64) {
-        self.equal(&format!("{what}: d bytes.read"), read, r.1.bytes_read() as i64 - r.0.bytes_read() as i64);
+        self.equal(
+            &format!("{what}: d bytes.read"),
+            read,
+            r.1.bytes_read() as i64 - r.0.bytes_read() as i64,
+        );
         let got = r.1.bytes_written() as i64 - r.0.bytes_written() as i64;
         self.equal(&format!("{what}: d bytes.written"), written, got);
     }
 
     /// Compares a derived histogram (access size -> difference) exactly.
-    pub fn equal_map(&mut self, what: &str, expected: &BTreeMap<u64, i64>, got: &BTreeMap<u64, i64>) {
+    pub fn equal_map(
+        &mut self,
+        what: &str,
+        expected: &BTreeMap<u64, i64>,
+        got: &BTreeMap<u64, i64>,
+    ) {
         if expected != got {
-            self.0.push(format!("{what}: expected {expected:?}, got {got:?}"));
+            self.0
+                .push(format!("{what}: expected {expected:?}, got {got:?}"));
         }
     }
 
     pub fn assert_none(self) {
-        assert!(self.0.is_empty(), "{} mismatches:\n\n{}", self.0.len(), self.0.join("\n\n"));
+        assert!(
+            self.0.is_empty(),
+            "{} mismatches:\n\n{}",
+            self.0.len(),
+            self.0.join("\n\n")
+        );
     }
 }
 
@@ -402,12 +485,18 @@ pub fn has_fma(flags: &[&str]) -> bool {
 }
 
 /// `after - before` of two access-size histograms, zero differences left out.
-pub fn histogram_delta(before: &BTreeMap<u64, u64>, after: &BTreeMap<u64, u64>) -> BTreeMap<u64, i64> {
+pub fn histogram_delta(
+    before: &BTreeMap<u64, u64>,
+    after: &BTreeMap<u64, u64>,
+) -> BTreeMap<u64, i64> {
     before
         .keys()
         .chain(after.keys())
         .map(|size| {
-            let (b, a) = (before.get(size).copied().unwrap_or(0), after.get(size).copied().unwrap_or(0));
+            let (b, a) = (
+                before.get(size).copied().unwrap_or(0),
+                after.get(size).copied().unwrap_or(0),
+            );
             (*size, a as i64 - b as i64)
         })
         .filter(|(_, d)| *d != 0)

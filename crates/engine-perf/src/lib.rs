@@ -65,8 +65,8 @@ pub mod sysfs;
 pub mod values;
 
 pub use cpu::{detect_cpu, CpuId};
-pub use engine::PerfEngine;
 pub use describe::{describe, describe_on_machine, list_sets};
+pub use engine::PerfEngine;
 pub use error::PerfError;
 pub use eventset::{
     event_set_by_name, event_set_for, event_set_named, event_set_names, event_sets, DramSource,

@@ -113,7 +113,10 @@ fn breakdown_lines(ev: &Evaluation) -> Vec<String> {
         .map(|(k, m)| format!("{k} {}", fmt_metric(m)))
         .collect();
     if !widths.is_empty() {
-        out.push(format!("FLOP by precision and width, estimated or unknown: {}", widths.join(", ")));
+        out.push(format!(
+            "FLOP by precision and width, estimated or unknown: {}",
+            widths.join(", ")
+        ));
     }
     let info: Vec<String> = ev
         .info

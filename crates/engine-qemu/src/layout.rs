@@ -84,17 +84,33 @@ pub enum SlotKind {
     /// Executions of one kind of FP instruction, each performing
     /// `flop_per_insn` FLOP (forms that differ only there, such as DPPS with
     /// another imm8, get slots of their own and merge into one row).
-    FpInsn { precision: Precision, op: OpClass, lanes: u32, width_bits: u32, masked: bool, flop_per_insn: u32 },
+    FpInsn {
+        precision: Precision,
+        op: OpClass,
+        lanes: u32,
+        width_bits: u32,
+        masked: bool,
+        flop_per_insn: u32,
+    },
     /// FLOP of one precision and category.
-    Flop { precision: Precision, op: FlopOp },
-    MemRead { size: u32 },
-    MemWrite { size: u32 },
+    Flop {
+        precision: Precision,
+        op: FlopOp,
+    },
+    MemRead {
+        size: u32,
+    },
+    MemWrite {
+        size: u32,
+    },
     /// Entries into the innermost open region.
     RegionEntries,
 }
 
 fn index_of<T: PartialEq>(all: &[T], x: &T) -> u8 {
-    all.iter().position(|a| a == x).expect("value is in its ALL list") as u8
+    all.iter()
+        .position(|a| a == x)
+        .expect("value is in its ALL list") as u8
 }
 
 impl SlotKind {
@@ -120,7 +136,14 @@ impl SlotKind {
         };
         match *self {
             SlotKind::Instructions => put(1, 0, 0, 0, 0, 0, 0),
-            SlotKind::FpInsn { precision, op, lanes, width_bits, masked, flop_per_insn } => put(
+            SlotKind::FpInsn {
+                precision,
+                op,
+                lanes,
+                width_bits,
+                masked,
+                flop_per_insn,
+            } => put(
                 2,
                 index_of(&Precision::ALL, &precision),
                 index_of(&OpClass::ALL, &op),
@@ -129,9 +152,15 @@ impl SlotKind {
                 width_bits,
                 flop_per_insn,
             ),
-            SlotKind::Flop { precision, op } => {
-                put(3, index_of(&Precision::ALL, &precision), index_of(&FlopOp::ALL, &op), 0, 0, 0, 0)
-            }
+            SlotKind::Flop { precision, op } => put(
+                3,
+                index_of(&Precision::ALL, &precision),
+                index_of(&FlopOp::ALL, &op),
+                0,
+                0,
+                0,
+                0,
+            ),
             SlotKind::MemRead { size } => put(4, 0, 0, 0, size, 0, 0),
             SlotKind::MemWrite { size } => put(5, 0, 0, 0, size, 0, 0),
             SlotKind::RegionEntries => put(6, 0, 0, 0, 0, 0, 0),
@@ -153,7 +182,10 @@ impl SlotKind {
                 width_bits: q,
                 flop_per_insn: r,
             },
-            3 => SlotKind::Flop { precision: *Precision::ALL.get(b[1] as usize)?, op: *FlopOp::ALL.get(b[2] as usize)? },
+            3 => SlotKind::Flop {
+                precision: *Precision::ALL.get(b[1] as usize)?,
+                op: *FlopOp::ALL.get(b[2] as usize)?,
+            },
             4 => SlotKind::MemRead { size: p },
             5 => SlotKind::MemWrite { size: p },
             6 => SlotKind::RegionEntries,
@@ -238,7 +270,10 @@ impl View {
     /// The open regions of `state`, outermost first.
     pub fn state_stack(&self, state: usize) -> Vec<u16> {
         let raw = self.bytes(STATE_TABLE + state * 16, 16);
-        raw.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).take_while(|id| *id != 0).collect()
+        raw.chunks(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .take_while(|id| *id != 0)
+            .collect()
     }
 
     /// A NUL-terminated text field.
@@ -262,9 +297,26 @@ mod tests {
     fn slot_kinds_round_trip() {
         let kinds = [
             SlotKind::Instructions,
-            SlotKind::FpInsn { precision: Precision::Bf16, op: OpClass::Dot, lanes: 16, width_bits: 512, masked: true, flop_per_insn: 64 },
-            SlotKind::FpInsn { precision: Precision::X87, op: OpClass::Other, lanes: 1, width_bits: 80, masked: false, flop_per_insn: 1 },
-            SlotKind::Flop { precision: Precision::Fp16, op: FlopOp::Rcp },
+            SlotKind::FpInsn {
+                precision: Precision::Bf16,
+                op: OpClass::Dot,
+                lanes: 16,
+                width_bits: 512,
+                masked: true,
+                flop_per_insn: 64,
+            },
+            SlotKind::FpInsn {
+                precision: Precision::X87,
+                op: OpClass::Other,
+                lanes: 1,
+                width_bits: 80,
+                masked: false,
+                flop_per_insn: 1,
+            },
+            SlotKind::Flop {
+                precision: Precision::Fp16,
+                op: FlopOp::Rcp,
+            },
             SlotKind::MemRead { size: 512 },
             SlotKind::MemWrite { size: 10 },
             SlotKind::RegionEntries,
@@ -280,8 +332,14 @@ mod tests {
         let f = SlotKind::fixed();
         assert_eq!(f.len() as u32, FIXED_SLOTS);
         assert_eq!(f[SLOT_INSTRUCTIONS as usize], SlotKind::Instructions);
-        assert_eq!(f[(SLOT_MEM_READ_SHIFT0 + 3) as usize], SlotKind::MemRead { size: 8 });
-        assert_eq!(f[(SLOT_MEM_WRITE_SHIFT0 + 4) as usize], SlotKind::MemWrite { size: 16 });
+        assert_eq!(
+            f[(SLOT_MEM_READ_SHIFT0 + 3) as usize],
+            SlotKind::MemRead { size: 8 }
+        );
+        assert_eq!(
+            f[(SLOT_MEM_WRITE_SHIFT0 + 4) as usize],
+            SlotKind::MemWrite { size: 16 }
+        );
     }
 
     #[test]
@@ -300,7 +358,8 @@ mod tests {
 /// No other thread or process may use the mapping yet.
 pub unsafe fn format_new(view: &View, pid: u64) {
     view.word(word::MAGIC).store(MAGIC, Ordering::Relaxed);
-    view.word(word::VERSION).store(LAYOUT_VERSION, Ordering::Relaxed);
+    view.word(word::VERSION)
+        .store(LAYOUT_VERSION, Ordering::Relaxed);
     for (i, kind) in SlotKind::fixed().iter().enumerate() {
         // SAFETY: the caller is the only user of the mapping.
         unsafe { view.write_bytes(SLOT_TABLE + i * 16, &kind.encode()) };
@@ -308,5 +367,6 @@ pub unsafe fn format_new(view: &View, pid: u64) {
     view.word(word::PID).store(pid, Ordering::Relaxed);
     view.word(word::REGIONS_USED).store(1, Ordering::Relaxed);
     view.word(word::STATES_USED).store(1, Ordering::Relaxed);
-    view.word(word::SLOTS_USED).store(u64::from(FIXED_SLOTS), Ordering::Release);
+    view.word(word::SLOTS_USED)
+        .store(u64::from(FIXED_SLOTS), Ordering::Release);
 }

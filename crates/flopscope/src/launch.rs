@@ -5,8 +5,18 @@ use flopscope_model::RankInfo;
 use std::path::PathBuf;
 
 /// Rank variables, in order of preference: Open MPI, PMIx, MPICH/Intel MPI (PMI), Slurm.
-const RANK_VARS: [&str; 4] = ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"];
-const SIZE_VARS: [&str; 4] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "PMIX_SIZE"];
+const RANK_VARS: [&str; 4] = [
+    "OMPI_COMM_WORLD_RANK",
+    "PMIX_RANK",
+    "PMI_RANK",
+    "SLURM_PROCID",
+];
+const SIZE_VARS: [&str; 4] = [
+    "OMPI_COMM_WORLD_SIZE",
+    "PMI_SIZE",
+    "SLURM_NTASKS",
+    "PMIX_SIZE",
+];
 
 fn first_number(vars: &[&str], get: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
     vars.iter().find_map(|v| get(v)?.trim().parse().ok())
@@ -19,7 +29,12 @@ pub fn rank_info() -> Option<RankInfo> {
 
 fn rank_info_from(get: &dyn Fn(&str) -> Option<String>) -> Option<RankInfo> {
     let rank = first_number(&RANK_VARS, get)?;
-    Some(RankInfo { rank, size: first_number(&SIZE_VARS, get), host: hostname(), pid: std::process::id() })
+    Some(RankInfo {
+        rank,
+        size: first_number(&SIZE_VARS, get),
+        host: hostname(),
+        pid: std::process::id(),
+    })
 }
 
 pub fn hostname() -> String {
@@ -27,7 +42,11 @@ pub fn hostname() -> String {
     // SAFETY: gethostname writes at most buf.len() bytes.
     let ok = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) } == 0;
     let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    if ok { String::from_utf8_lossy(&buf[..end]).into_owned() } else { "unknown-host".into() }
+    if ok {
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        "unknown-host".into()
+    }
 }
 
 /// Expands `%r` (rank, 0 outside a launcher), `%p` (pid), `%h` (host) and
@@ -62,11 +81,20 @@ mod tests {
     #[test]
     fn rank_comes_from_the_first_launcher_variable_set() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |v: &str| pairs.iter().find(|(k, _)| *k == v).map(|(_, x)| x.to_string())
+            move |v: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == v)
+                    .map(|(_, x)| x.to_string())
+            }
         };
         let r = rank_info_from(&env(&[("PMI_RANK", "3"), ("PMI_SIZE", "8")])).unwrap();
         assert_eq!((r.rank, r.size), (3, Some(8)));
-        let r = rank_info_from(&env(&[("SLURM_PROCID", "5"), ("OMPI_COMM_WORLD_RANK", "1")])).unwrap();
+        let r = rank_info_from(&env(&[
+            ("SLURM_PROCID", "5"),
+            ("OMPI_COMM_WORLD_RANK", "1"),
+        ]))
+        .unwrap();
         assert_eq!(r.rank, 1);
         assert!(rank_info_from(&env(&[])).is_none());
         assert!(rank_info_from(&env(&[("PMI_RANK", "x")])).is_none());
@@ -74,12 +102,26 @@ mod tests {
 
     #[test]
     fn output_names_expand_per_rank() {
-        let r = RankInfo { rank: 7, size: Some(8), host: "node3".into(), pid: 1 };
-        assert_eq!(expand_output("out/report.%r.json", Some(&r)), PathBuf::from("out/report.7.json"));
-        assert_eq!(expand_output("%h-%r-%%.json", Some(&r)), PathBuf::from("node3-7-%.json"));
+        let r = RankInfo {
+            rank: 7,
+            size: Some(8),
+            host: "node3".into(),
+            pid: 1,
+        };
+        assert_eq!(
+            expand_output("out/report.%r.json", Some(&r)),
+            PathBuf::from("out/report.7.json")
+        );
+        assert_eq!(
+            expand_output("%h-%r-%%.json", Some(&r)),
+            PathBuf::from("node3-7-%.json")
+        );
         assert_eq!(expand_output("a.%r.json", None), PathBuf::from("a.0.json"));
         let pid = std::process::id().to_string();
-        assert_eq!(expand_output("x.%p", None), PathBuf::from(format!("x.{pid}")));
+        assert_eq!(
+            expand_output("x.%p", None),
+            PathBuf::from(format!("x.{pid}"))
+        );
         assert_eq!(expand_output("odd%q%", None), PathBuf::from("odd%q%"));
     }
 }

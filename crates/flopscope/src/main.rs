@@ -18,7 +18,9 @@ use clap::{Parser, Subcommand};
 /// them with the machine.
 #[derive(Parser)]
 #[command(name = "flopscope", version, about, long_about = None)]
-#[command(after_help = "Examples:\n  flopscope count -- ./my_solver input.dat\n  flopscope count --format json -o report.json -- ./kernel 1024")]
+#[command(
+    after_help = "Examples:\n  flopscope count -- ./my_solver input.dat\n  flopscope count --format json -o report.json -- ./kernel 1024"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -24,12 +24,16 @@ fn materialize(stem: &str, hash: &str, bytes: &[u8]) -> Result<PathBuf> {
     let name = format!("{stem}-{}-{hash}.so", env!("CARGO_PKG_VERSION"));
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
-    for dir in [cache_dir(), std::env::temp_dir().join(format!("flopscope-{uid}"))] {
+    for dir in [
+        cache_dir(),
+        std::env::temp_dir().join(format!("flopscope-{uid}")),
+    ] {
         let p = dir.join(&name);
         if p.is_file() {
             return Ok(p);
         }
-        if std::fs::create_dir_all(&dir).is_ok() && flopscope_model::write_atomic(&p, bytes).is_ok() {
+        if std::fs::create_dir_all(&dir).is_ok() && flopscope_model::write_atomic(&p, bytes).is_ok()
+        {
             if let Ok(rd) = std::fs::read_dir(&dir) {
                 for e in rd.flatten() {
                     let f = e.file_name().to_string_lossy().into_owned();

@@ -8,5 +8,8 @@ use flopscope_model::merge::{merge, Merged, Source};
 
 /// Merges per-process reports labelled by their mix file.
 pub fn merge_sources(sources: Vec<Source>) -> Result<Merged, SdeError> {
-    merge(sources).map_err(|e| SdeError::Inputs { file: "sde import".to_string(), message: e.to_string() })
+    merge(sources).map_err(|e| SdeError::Inputs {
+        file: "sde import".to_string(),
+        message: e.to_string(),
+    })
 }

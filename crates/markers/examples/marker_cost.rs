@@ -38,7 +38,9 @@ fn closure(n: u64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [n, mode] = &args[..] else { panic!("usage: marker_cost N bare|guard|closure") };
+    let [n, mode] = &args[..] else {
+        panic!("usage: marker_cost N bare|guard|closure")
+    };
     let n: u64 = n.parse().expect("N is a count");
     let f = match mode.as_str() {
         "bare" => bare,

@@ -37,9 +37,14 @@ fn scale(x: &mut [f64], s: f64) {
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)
-        .map(|a| a.parse().unwrap_or_else(|_| panic!("{a:?} is not a count: usage: regions N REPS K")))
+        .map(|a| {
+            a.parse()
+                .unwrap_or_else(|_| panic!("{a:?} is not a count: usage: regions N REPS K"))
+        })
         .collect();
-    let [n, reps, k] = args[..] else { panic!("usage: regions N REPS K") };
+    let [n, reps, k] = args[..] else {
+        panic!("usage: regions N REPS K")
+    };
     // About 0.49, as the C programs' memset(0x3f) patterns.
     let v = f64::from_bits(black_box(0x3f3f_3f3f_3f3f_3f3f));
     let s = black_box(v);
@@ -47,7 +52,14 @@ fn main() {
 
     scale(black_box(&mut x), black_box(s));
     for _ in 0..reps {
-        region("triad", || triad(black_box(&mut a), black_box(&b), black_box(&c), black_box(s)));
+        region("triad", || {
+            triad(
+                black_box(&mut a),
+                black_box(&b),
+                black_box(&c),
+                black_box(s),
+            )
+        });
     }
     {
         let _r = Region::begin("scale");

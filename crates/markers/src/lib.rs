@@ -137,7 +137,9 @@ mod tests {
     #[test]
     fn a_plain_run_makes_no_copy() {
         // The test process is neither counted nor timed by flopscope.
-        if std::env::var_os("FLOPSCOPE_COUNTING").is_none() && std::env::var_os("FLOPSCOPE_REGION_TIMES").is_none() {
+        if std::env::var_os("FLOPSCOPE_COUNTING").is_none()
+            && std::env::var_os("FLOPSCOPE_REGION_TIMES").is_none()
+        {
             assert!(Region::begin("x").name.is_none());
         }
     }
@@ -151,7 +153,8 @@ mod tests {
     #[test]
     fn shipped_sources_define_the_documented_macros() {
         assert!(C_HEADER.contains("#define FLOPSCOPE_REGION_BEGIN(name)"));
-        assert!(LIKWID_HEADER.contains("#define LIKWID_MARKER_START(regionTag) flopscope_region_begin(regionTag)"));
+        assert!(LIKWID_HEADER
+            .contains("#define LIKWID_MARKER_START(regionTag) flopscope_region_begin(regionTag)"));
         assert!(FORTRAN_MODULE.contains("subroutine flopscope_region_begin(name)"));
     }
 }

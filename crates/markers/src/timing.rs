@@ -35,17 +35,28 @@ fn key(name: &[u8]) -> Vec<u8> {
 }
 
 extern "C" fn dump() {
-    let Some(path) = std::env::var_os("FLOPSCOPE_REGION_TIMES") else { return };
+    let Some(path) = std::env::var_os("FLOPSCOPE_REGION_TIMES") else {
+        return;
+    };
     let Ok(guard) = TOTALS.lock() else { return };
     let Some(map) = guard.as_ref() else { return };
     let mut text = String::new();
     for (name, t) in map {
         let max = t.per_thread.values().copied().max().unwrap_or(0);
         let sum: u64 = t.per_thread.values().sum();
-        text.push_str(&format!("{}\t{}\t{max}\t{sum}\t{}\n", std::process::id(), t.entries, String::from_utf8_lossy(name)));
+        text.push_str(&format!(
+            "{}\t{}\t{max}\t{sum}\t{}\n",
+            std::process::id(),
+            t.entries,
+            String::from_utf8_lossy(name)
+        ));
     }
     use std::io::Write;
-    if let Ok(mut f) = std::fs::OpenOptions::new().append(true).create(true).open(path) {
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
         let _ = f.write_all(text.as_bytes());
     }
 }
@@ -101,7 +112,10 @@ pub fn on_begin(name: &[u8]) {
     }
     let k = key(name);
     if let Ok(mut g) = TOTALS.lock() {
-        g.get_or_insert_with(HashMap::new).entry(k.clone()).or_default().entries += 1;
+        g.get_or_insert_with(HashMap::new)
+            .entry(k.clone())
+            .or_default()
+            .entries += 1;
     }
     OPEN.with(|o| {
         let mut o = o.borrow_mut();
@@ -125,6 +139,7 @@ pub fn on_end(name: &[u8]) {
     });
     if let (Some(start), Ok(mut g)) = (start, TOTALS.lock()) {
         let t = g.get_or_insert_with(HashMap::new).entry(k).or_default();
-        *t.per_thread.entry(std::thread::current().id()).or_default() += (now - start).as_nanos() as u64;
+        *t.per_thread.entry(std::thread::current().id()).or_default() +=
+            (now - start).as_nanos() as u64;
     }
 }

@@ -62,12 +62,25 @@ mod tests {
     use super::*;
 
     fn c(precision: &str, gflops: f64, measured: bool) -> ComputeCeiling {
-        ComputeCeiling { name: format!("{precision} {gflops}"), precision: precision.into(), width_bits: 512, gflops, measured }
+        ComputeCeiling {
+            name: format!("{precision} {gflops}"),
+            precision: precision.into(),
+            width_bits: 512,
+            gflops,
+            measured,
+        }
     }
 
     #[test]
     fn measured_roofs_win_over_theoretical_ones() {
-        let ceil = Ceilings { compute: vec![c("fp64", 100.0, false), c("fp64", 80.0, true), c("fp32", 200.0, false)], ..Default::default() };
+        let ceil = Ceilings {
+            compute: vec![
+                c("fp64", 100.0, false),
+                c("fp64", 80.0, true),
+                c("fp32", 200.0, false),
+            ],
+            ..Default::default()
+        };
         assert_eq!(ceil.best_compute("fp64").unwrap().gflops, 80.0);
         assert_eq!(ceil.best_compute("fp32").unwrap().gflops, 200.0);
         assert!(ceil.best_compute("bf16").is_none());

@@ -74,7 +74,8 @@ impl Counts {
 
     /// Removes zero entries, so that equal tallies compare equal.
     pub fn prune(&mut self) {
-        self.fp_instructions.retain(|_, t| t.count != 0 || t.flop != 0);
+        self.fp_instructions
+            .retain(|_, t| t.count != 0 || t.flop != 0);
         self.flop.retain(|_, v| *v != 0);
         self.mem_read.retain(|_, v| *v != 0);
         self.mem_write.retain(|_, v| *v != 0);
@@ -85,11 +86,23 @@ impl Counts {
     }
 
     pub fn flop_of(&self, precision: Precision) -> Flop {
-        Flop(self.flop.iter().filter(|((p, _), _)| *p == precision).map(|(_, v)| v).sum())
+        Flop(
+            self.flop
+                .iter()
+                .filter(|((p, _), _)| *p == precision)
+                .map(|(_, v)| v)
+                .sum(),
+        )
     }
 
     pub fn flop_by_op(&self, op: FlopOp) -> Flop {
-        Flop(self.flop.iter().filter(|((_, o), _)| *o == op).map(|(_, v)| v).sum())
+        Flop(
+            self.flop
+                .iter()
+                .filter(|((_, o), _)| *o == op)
+                .map(|(_, v)| v)
+                .sum(),
+        )
     }
 
     pub fn bytes_read(&self) -> Bytes {
@@ -106,9 +119,12 @@ impl Counts {
     pub fn fp_elements(&self) -> BTreeMap<String, u64> {
         let mut out = BTreeMap::new();
         for (key, t) in &self.fp_instructions {
-            let Some(word) = key.precision.sde_word() else { continue };
+            let Some(word) = key.precision.sde_word() else {
+                continue;
+            };
             let suffix = if key.masked { "_masked" } else { "" };
-            *out.entry(format!("elements_fp_{word}_{}{suffix}", key.lanes)).or_default() += t.count;
+            *out.entry(format!("elements_fp_{word}_{}{suffix}", key.lanes))
+                .or_default() += t.count;
         }
         out
     }
@@ -119,14 +135,23 @@ mod tests {
     use super::*;
 
     fn key(precision: Precision, lanes: u32, op: OpClass) -> FpKey {
-        FpKey { precision, width_bits: lanes * precision.element_bits(), lanes, op, masked: false }
+        FpKey {
+            precision,
+            width_bits: lanes * precision.element_bits(),
+            lanes,
+            op,
+            masked: false,
+        }
     }
 
     #[test]
     fn merge_adds_every_map_and_derived_totals_follow() {
         let mut a = Counts::default();
         a.instructions = 10;
-        a.fp_instructions.insert(key(Precision::Fp64, 4, OpClass::Fma), FpTally { count: 3, flop: 24 });
+        a.fp_instructions.insert(
+            key(Precision::Fp64, 4, OpClass::Fma),
+            FpTally { count: 3, flop: 24 },
+        );
         a.flop.insert((Precision::Fp64, FlopOp::Fma), 24);
         a.mem_read.insert(32, 6);
         let mut b = a.clone();
@@ -140,14 +165,23 @@ mod tests {
         assert_eq!(a.bytes_read(), Bytes(12 * 32));
         assert_eq!(a.bytes_written(), Bytes(16));
         assert_eq!(a.fp_elements()["elements_fp_double_4"], 6);
-        assert_eq!(a.fp_instructions[&key(Precision::Fp64, 4, OpClass::Fma)], FpTally { count: 6, flop: 48 });
+        assert_eq!(
+            a.fp_instructions[&key(Precision::Fp64, 4, OpClass::Fma)],
+            FpTally { count: 6, flop: 48 }
+        );
     }
 
     #[test]
     fn x87_has_no_sde_element_counter() {
         let mut c = Counts::default();
-        c.fp_instructions.insert(key(Precision::X87, 1, OpClass::Add), FpTally { count: 7, flop: 7 });
-        c.fp_instructions.insert(key(Precision::Fp32, 1, OpClass::Add), FpTally { count: 2, flop: 2 });
+        c.fp_instructions.insert(
+            key(Precision::X87, 1, OpClass::Add),
+            FpTally { count: 7, flop: 7 },
+        );
+        c.fp_instructions.insert(
+            key(Precision::Fp32, 1, OpClass::Add),
+            FpTally { count: 2, flop: 2 },
+        );
         let e = c.fp_elements();
         assert_eq!(e.len(), 1);
         assert_eq!(e["elements_fp_single_1"], 2);

@@ -7,11 +7,20 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
     #[error("cannot read report {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path} is not a flopscope report: {source} (expected the JSON written by `flopscope count -o FILE.json`)")]
-    Parse { path: PathBuf, source: serde_json::Error },
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
     #[error("cannot write {path}: {source} (check that the directory exists and is writable)")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Writes `contents` to `path` atomically: a temporary file in the same
@@ -22,17 +31,27 @@ pub enum IoError {
 /// `/dev/null`) is written in place: renaming over it would replace the
 /// device with a file.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), IoError> {
-    let err = |source| IoError::Write { path: path.to_path_buf(), source };
+    let err = |source| IoError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Ok(md) = std::fs::metadata(path) {
         if !md.is_file() {
-            return std::fs::OpenOptions::new().write(true).open(path).and_then(|mut f| f.write_all(contents)).map_err(err);
+            return std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(contents))
+                .map_err(err);
         }
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -48,8 +67,14 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), IoError> {
 
 impl Report {
     pub fn load(path: &Path) -> Result<Report, IoError> {
-        let text = std::fs::read_to_string(path).map_err(|source| IoError::Read { path: path.into(), source })?;
-        Report::from_json(&text).map_err(|source| IoError::Parse { path: path.into(), source })
+        let text = std::fs::read_to_string(path).map_err(|source| IoError::Read {
+            path: path.into(),
+            source,
+        })?;
+        Report::from_json(&text).map_err(|source| IoError::Parse {
+            path: path.into(),
+            source,
+        })
     }
 
     pub fn save(&self, path: &Path) -> Result<(), IoError> {
@@ -77,7 +102,10 @@ mod tests {
     fn devices_are_written_in_place_not_replaced() {
         use std::os::unix::fs::FileTypeExt;
         write_atomic(Path::new("/dev/null"), b"discarded").unwrap();
-        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        assert!(std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
     }
 
     #[test]

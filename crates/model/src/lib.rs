@@ -24,20 +24,20 @@ pub mod io;
 pub mod markdown;
 pub mod merge;
 pub mod render;
-pub mod status;
-pub mod times;
 pub mod report;
 pub mod sde_mix;
+pub mod status;
+pub mod times;
 pub mod units;
 pub mod vocab;
 
 pub use ceilings::{BandwidthCeiling, Ceilings, ComputeCeiling};
-pub use engine::{Engine, EngineError};
 pub use counts::{Counts, FpKey, FpTally};
+pub use engine::{Engine, EngineError};
 pub use io::{write_atomic, IoError};
 pub use report::{
-    ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses, PeakRef, RankInfo, Region, Report, Summary,
-    ThreadRow, width_key, SCHEMA,
+    width_key, ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses,
+    PeakRef, RankInfo, Region, Report, Summary, ThreadRow, SCHEMA,
 };
 pub use units::{gflops, intensity, Bytes, Flop, Seconds};
 pub use vocab::{FlopOp, OpClass, Precision};

@@ -226,11 +226,12 @@ fn add_summary(a: &mut Summary, b: &Summary, label: &str) -> Result<()> {
         BTreeMap::new()
     };
     // FLOP by width: likewise known only when both sides split theirs.
-    a.flop_by_width = if by_op_known(a_flop, &a.flop_by_width) && by_op_known(b.flop.total, &b.flop_by_width) {
-        keep_map(&a.flop_by_width, &b.flop_by_width, "flop_by_width")?
-    } else {
-        BTreeMap::new()
-    };
+    a.flop_by_width =
+        if by_op_known(a_flop, &a.flop_by_width) && by_op_known(b.flop.total, &b.flop_by_width) {
+            keep_map(&a.flop_by_width, &b.flop_by_width, "flop_by_width")?
+        } else {
+            BTreeMap::new()
+        };
     a.fp_elements = keep_map(&a.fp_elements, &b.fp_elements, "fp_elements")?;
     let mut rows: BTreeMap<_, FpInstructionRow> = BTreeMap::new();
     for r in a.fp_instructions.iter().chain(&b.fp_instructions) {

@@ -11,7 +11,7 @@ pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -36,7 +36,13 @@ fn flop_by_width(s: &Summary) -> BTreeMap<(Precision, u32, String), (u64, u64)> 
     let mut m = BTreeMap::new();
     for r in &s.fp_instructions {
         let width = if r.lanes == 1 { 0 } else { r.width_bits };
-        let e = m.entry((r.precision, width, width_label(r.precision, r.lanes, r.width_bits))).or_insert((0, 0));
+        let e = m
+            .entry((
+                r.precision,
+                width,
+                width_label(r.precision, r.lanes, r.width_bits),
+            ))
+            .or_insert((0, 0));
         e.0 += r.count;
         e.1 += r.flop;
     }
@@ -53,12 +59,28 @@ fn summary_lines(out: &mut String, s: &Summary) {
     }
     let rows = flop_by_width(s);
     if !rows.is_empty() {
-        let _ = writeln!(out, "\nBy precision and width   {:>16} {:>20}", "instructions", "FLOP");
+        let _ = writeln!(
+            out,
+            "\nBy precision and width   {:>16} {:>20}",
+            "instructions", "FLOP"
+        );
         for ((p, _, label), (count, flop)) in rows {
-            let _ = writeln!(out, "  {:<6} {:<16} {:>16} {:>20}", p.key(), label, thousands(count), thousands(flop));
+            let _ = writeln!(
+                out,
+                "  {:<6} {:<16} {:>16} {:>20}",
+                p.key(),
+                label,
+                thousands(count),
+                thousands(flop)
+            );
         }
     }
-    let ops: Vec<String> = s.flop_by_op.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {}", thousands(*n))).collect();
+    let ops: Vec<String> = s
+        .flop_by_op
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} {}", thousands(*n)))
+        .collect();
     if !ops.is_empty() {
         let _ = writeln!(out, "\nBy operation: {}", ops.join(", "));
     }
@@ -71,9 +93,15 @@ fn summary_lines(out: &mut String, s: &Summary) {
     }
     if let Some(m) = &s.mem_accesses {
         let hist = |h: &BTreeMap<String, u64>| {
-            let mut v: Vec<(u64, u64)> = h.iter().filter_map(|(k, n)| Some((k.parse().ok()?, *n))).collect();
+            let mut v: Vec<(u64, u64)> = h
+                .iter()
+                .filter_map(|(k, n)| Some((k.parse().ok()?, *n)))
+                .collect();
             v.sort();
-            v.iter().map(|(size, n)| format!("{size}B x {}", thousands(*n))).collect::<Vec<_>>().join(", ")
+            v.iter()
+                .map(|(size, n)| format!("{size}B x {}", thousands(*n)))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         if !m.read.is_empty() {
             let _ = writeln!(out, "  reads:  {}", hist(&m.read));
@@ -103,7 +131,9 @@ fn region_line(r: &Region) -> String {
         thousands(b.read),
         thousands(b.written),
         r.native_time_s.map(duration).unwrap_or_else(|| "-".into()),
-        r.gflops.map(|g| format!("{g:.3}")).unwrap_or_else(|| "-".into()),
+        r.gflops
+            .map(|g| format!("{g:.3}"))
+            .unwrap_or_else(|| "-".into()),
     )
 }
 
@@ -120,7 +150,11 @@ pub fn table(r: &Report) -> String {
         "flopscope: {}  [engine {}, {status}, {}]\n",
         r.command.join(" "),
         r.engine,
-        if r.complete { "complete" } else { "PARTIAL counts" }
+        if r.complete {
+            "complete"
+        } else {
+            "PARTIAL counts"
+        }
     );
     if !r.regions.is_empty() {
         let _ = writeln!(
@@ -132,8 +166,16 @@ pub fn table(r: &Report) -> String {
             let _ = writeln!(out, "{}", region_line(reg));
         }
         if let Some(u) = &r.unmarked {
-            let rest = Region { name: "(unmarked)".into(), summary: u.clone(), ..Default::default() };
-            let _ = writeln!(out, "{}", region_line(&rest).replacen("       0 ", "       - ", 1));
+            let rest = Region {
+                name: "(unmarked)".into(),
+                summary: u.clone(),
+                ..Default::default()
+            };
+            let _ = writeln!(
+                out,
+                "{}",
+                region_line(&rest).replacen("       0 ", "       - ", 1)
+            );
         }
         out.push('\n');
     }
@@ -141,13 +183,22 @@ pub fn table(r: &Report) -> String {
     let ai = r.arithmetic_intensity;
     if ai.l1.is_some() || ai.dram.is_some() {
         let f = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
-        let _ = writeln!(out, "Arithmetic intensity: {} FLOP/byte (L1), {} (DRAM)", f(ai.l1), f(ai.dram));
+        let _ = writeln!(
+            out,
+            "Arithmetic intensity: {} FLOP/byte (L1), {} (DRAM)",
+            f(ai.l1),
+            f(ai.dram)
+        );
     }
     match (r.native_time_s, r.gflops) {
         (Some(t), Some(g)) => {
             let _ = write!(out, "\nNative time {t:.6} s, {g:.3} GFLOP/s");
             if let (Some(pct), Some(p)) = (r.percent_of_peak(), &r.peak) {
-                let _ = write!(out, " = {pct:.2}% of the {} peak ({:.1} GFLOP/s fp64, {:.1} fp32)", p.source, p.gflops_fp64, p.gflops_fp32);
+                let _ = write!(
+                    out,
+                    " = {pct:.2}% of the {} peak ({:.1} GFLOP/s fp64, {:.1} fp32)",
+                    p.source, p.gflops_fp64, p.gflops_fp32
+                );
             }
             out.push('\n');
         }
@@ -156,11 +207,21 @@ pub fn table(r: &Report) -> String {
     if r.threads.len() > 1 {
         let _ = writeln!(out, "\nThreads: {}", r.threads.len());
         for t in &r.threads {
-            let _ = writeln!(out, "  thread {:<4} FLOP {:>18}", t.tid, thousands(t.summary.flop.total));
+            let _ = writeln!(
+                out,
+                "  thread {:<4} FLOP {:>18}",
+                t.tid,
+                thousands(t.summary.flop.total)
+            );
         }
     }
     for p in &r.processes {
-        let _ = writeln!(out, "\nChild process {}: FLOP {}", p.command.join(" "), thousands(p.summary.flop.total));
+        let _ = writeln!(
+            out,
+            "\nChild process {}: FLOP {}",
+            p.command.join(" "),
+            thousands(p.summary.flop.total)
+        );
     }
     for w in &r.warnings {
         let _ = writeln!(out, "\nwarning: {w}");
@@ -196,7 +257,10 @@ pub fn csv(r: &Report) -> String {
         scope(&format!("thread:{}", t.tid), &t.summary);
     }
     let b = r.summary.bytes.unwrap_or_default();
-    let _ = writeln!(out, "\nscope,flop,bytes_read,bytes_written,instructions,native_time_s,gflops");
+    let _ = writeln!(
+        out,
+        "\nscope,flop,bytes_read,bytes_written,instructions,native_time_s,gflops"
+    );
     let _ = writeln!(
         out,
         "total,{},{},{},{},{},{}",
@@ -225,9 +289,24 @@ mod tests {
     use crate::vocab::{FlopOp, OpClass};
 
     fn report() -> Report {
-        let mut c = Counts { instructions: 1_234_567, ..Default::default() };
-        let k = FpKey { precision: Precision::Fp64, width_bits: 256, lanes: 4, op: OpClass::Fma, masked: false };
-        c.fp_instructions.insert(k, FpTally { count: 1000, flop: 8000 });
+        let mut c = Counts {
+            instructions: 1_234_567,
+            ..Default::default()
+        };
+        let k = FpKey {
+            precision: Precision::Fp64,
+            width_bits: 256,
+            lanes: 4,
+            op: OpClass::Fma,
+            masked: false,
+        };
+        c.fp_instructions.insert(
+            k,
+            FpTally {
+                count: 1000,
+                flop: 8000,
+            },
+        );
         c.flop.insert((Precision::Fp64, FlopOp::Fma), 8000);
         c.mem_read.insert(32, 2000);
         let mut r = Report::new("emulate", vec!["./k".into(), "a,b".into()]);
@@ -256,9 +335,15 @@ mod tests {
     #[test]
     fn table_shows_width_rows_bytes_and_intensity() {
         let t = table(&report());
-        assert!(t.contains("fp64   256-bit                     1,000                8,000"), "{t}");
+        assert!(
+            t.contains("fp64   256-bit                     1,000                8,000"),
+            "{t}"
+        );
         assert!(t.contains("Bytes read                  64,000"), "{t}");
-        assert!(t.contains("Arithmetic intensity: 0.1250 FLOP/byte (L1)"), "{t}");
+        assert!(
+            t.contains("Arithmetic intensity: 0.1250 FLOP/byte (L1)"),
+            "{t}"
+        );
         assert!(t.contains("No native time"), "{t}");
     }
 

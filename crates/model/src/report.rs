@@ -114,11 +114,17 @@ pub struct Summary {
 impl Summary {
     /// The full summary of exact counts: every field present.
     pub fn from_counts(c: &Counts) -> Summary {
-        let mut flop = FlopTotals { total: c.flop_total().0, ..Default::default() };
+        let mut flop = FlopTotals {
+            total: c.flop_total().0,
+            ..Default::default()
+        };
         for p in Precision::ALL {
             flop.set(p, Some(c.flop_of(p).0));
         }
-        let flop_by_op = FlopOp::ALL.iter().map(|op| (op.key().to_string(), c.flop_by_op(*op).0)).collect();
+        let flop_by_op = FlopOp::ALL
+            .iter()
+            .map(|op| (op.key().to_string(), c.flop_by_op(*op).0))
+            .collect();
         let fp_instructions = c
             .fp_instructions
             .iter()
@@ -135,17 +141,30 @@ impl Summary {
             .collect();
         let mut flop_by_width = BTreeMap::new();
         for (k, t) in c.fp_instructions.iter().filter(|(_, t)| t.flop > 0) {
-            *flop_by_width.entry(width_key(k.precision, k.lanes, k.width_bits)).or_default() += t.flop;
+            *flop_by_width
+                .entry(width_key(k.precision, k.lanes, k.width_bits))
+                .or_default() += t.flop;
         }
-        let hist = |m: &BTreeMap<u32, u64>| m.iter().filter(|(_, n)| **n > 0).map(|(s, n)| (s.to_string(), *n)).collect();
+        let hist = |m: &BTreeMap<u32, u64>| {
+            m.iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(s, n)| (s.to_string(), *n))
+                .collect()
+        };
         Summary {
             flop,
             flop_by_op,
             flop_by_width,
             fp_elements: c.fp_elements(),
             fp_instructions,
-            bytes: Some(ByteTotals { read: c.bytes_read().0, written: c.bytes_written().0 }),
-            mem_accesses: Some(MemAccesses { read: hist(&c.mem_read), write: hist(&c.mem_write) }),
+            bytes: Some(ByteTotals {
+                read: c.bytes_read().0,
+                written: c.bytes_written().0,
+            }),
+            mem_accesses: Some(MemAccesses {
+                read: hist(&c.mem_read),
+                write: hist(&c.mem_write),
+            }),
             instructions: Some(c.instructions),
         }
     }
@@ -156,7 +175,8 @@ impl Summary {
 
     /// FLOP per byte of the counted (L1) traffic.
     pub fn intensity_l1(&self) -> Option<f64> {
-        self.bytes.and_then(|b| intensity(self.flop_total(), b.total()))
+        self.bytes
+            .and_then(|b| intensity(self.flop_total(), b.total()))
     }
 }
 
@@ -205,7 +225,9 @@ impl<'de> Deserialize<'de> for ExitStatus {
                 .strip_prefix("signal:")
                 .map(|n| ExitStatus::Signal(n.to_string()))
                 .ok_or_else(|| serde::de::Error::custom("exit_status string must be signal:NAME")),
-            _ => Err(serde::de::Error::custom("exit_status must be an integer, \"signal:NAME\" or null")),
+            _ => Err(serde::de::Error::custom(
+                "exit_status must be an integer, \"signal:NAME\" or null",
+            )),
         }
     }
 }
@@ -318,10 +340,14 @@ impl Report {
 
     /// Recomputes GFLOP/s and intensity from the counts and the native time.
     pub fn refresh_derived(&mut self) {
-        self.gflops = self.native_time_s.and_then(|t| gflops(self.summary.flop_total(), Seconds(t)));
+        self.gflops = self
+            .native_time_s
+            .and_then(|t| gflops(self.summary.flop_total(), Seconds(t)));
         self.arithmetic_intensity.l1 = self.summary.intensity_l1();
         for r in &mut self.regions {
-            r.gflops = r.native_time_s.and_then(|t| gflops(r.summary.flop_total(), Seconds(t)));
+            r.gflops = r
+                .native_time_s
+                .and_then(|t| gflops(r.summary.flop_total(), Seconds(t)));
         }
     }
 
@@ -329,7 +355,11 @@ impl Report {
     pub fn percent_of_peak(&self) -> Option<f64> {
         let (g, peak) = (self.gflops?, self.peak.as_ref()?);
         let f = &self.summary.flop;
-        let p = if f.fp32.unwrap_or(0) > f.fp64.unwrap_or(0) { peak.gflops_fp32 } else { peak.gflops_fp64 };
+        let p = if f.fp32.unwrap_or(0) > f.fp64.unwrap_or(0) {
+            peak.gflops_fp32
+        } else {
+            peak.gflops_fp64
+        };
         (p > 0.0).then(|| 100.0 * g / p)
     }
 
@@ -351,9 +381,24 @@ mod tests {
     use crate::vocab::OpClass;
 
     fn sample() -> Report {
-        let mut c = Counts { instructions: 100, ..Default::default() };
-        let key = FpKey { precision: Precision::Fp64, width_bits: 256, lanes: 4, op: OpClass::Fma, masked: false };
-        c.fp_instructions.insert(key, crate::counts::FpTally { count: 10, flop: 80 });
+        let mut c = Counts {
+            instructions: 100,
+            ..Default::default()
+        };
+        let key = FpKey {
+            precision: Precision::Fp64,
+            width_bits: 256,
+            lanes: 4,
+            op: OpClass::Fma,
+            masked: false,
+        };
+        c.fp_instructions.insert(
+            key,
+            crate::counts::FpTally {
+                count: 10,
+                flop: 80,
+            },
+        );
         c.flop.insert((Precision::Fp64, FlopOp::Fma), 80);
         c.mem_read.insert(32, 20);
         c.mem_write.insert(32, 10);
@@ -369,9 +414,27 @@ mod tests {
         let r = sample();
         let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
         for key in [
-            "schema", "tool_version", "engine", "command", "exit_status", "complete", "flop", "flop_by_op",
-            "fp_elements", "fp_instructions", "bytes", "mem_accesses", "instructions", "native_time_s", "gflops",
-            "arithmetic_intensity", "peak", "threads", "processes", "regions", "warnings",
+            "schema",
+            "tool_version",
+            "engine",
+            "command",
+            "exit_status",
+            "complete",
+            "flop",
+            "flop_by_op",
+            "fp_elements",
+            "fp_instructions",
+            "bytes",
+            "mem_accesses",
+            "instructions",
+            "native_time_s",
+            "gflops",
+            "arithmetic_intensity",
+            "peak",
+            "threads",
+            "processes",
+            "regions",
+            "warnings",
         ] {
             assert!(v.get(key).is_some(), "missing {key}");
         }
@@ -391,7 +454,10 @@ mod tests {
     #[test]
     fn unknown_precisions_are_absent_not_zero() {
         let mut r = sample();
-        r.summary.flop = FlopTotals { total: 5, ..Default::default() };
+        r.summary.flop = FlopTotals {
+            total: 5,
+            ..Default::default()
+        };
         let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
         assert!(v["flop"].get("fp64").is_none());
     }

@@ -26,12 +26,19 @@ const SIGNALS: [(i32, &str); 18] = [
 
 /// `SIGSEGV` for 11; `SIG<n>` for signals without a name here.
 pub fn signal_name(sig: i32) -> String {
-    SIGNALS.iter().find(|(n, _)| *n == sig).map_or_else(|| format!("SIG{sig}"), |(_, name)| name.to_string())
+    SIGNALS
+        .iter()
+        .find(|(n, _)| *n == sig)
+        .map_or_else(|| format!("SIG{sig}"), |(_, name)| name.to_string())
 }
 
 /// 11 for `SIGSEGV` (and for `SIG11`).
 pub fn signal_number(name: &str) -> Option<i32> {
-    SIGNALS.iter().find(|(_, n)| *n == name).map(|(s, _)| *s).or_else(|| name.strip_prefix("SIG")?.parse().ok())
+    SIGNALS
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(s, _)| *s)
+        .or_else(|| name.strip_prefix("SIG")?.parse().ok())
 }
 
 impl ExitStatus {
@@ -75,7 +82,13 @@ mod tests {
     #[test]
     fn wait_statuses_become_exit_statuses() {
         use std::os::unix::process::ExitStatusExt;
-        assert_eq!(ExitStatus::from_std(std::process::ExitStatus::from_raw(3 << 8)), ExitStatus::Code(3));
-        assert_eq!(ExitStatus::from_std(std::process::ExitStatus::from_raw(11)), ExitStatus::Signal("SIGSEGV".into()));
+        assert_eq!(
+            ExitStatus::from_std(std::process::ExitStatus::from_raw(3 << 8)),
+            ExitStatus::Code(3)
+        );
+        assert_eq!(
+            ExitStatus::from_std(std::process::ExitStatus::from_raw(11)),
+            ExitStatus::Signal("SIGSEGV".into())
+        );
     }
 }

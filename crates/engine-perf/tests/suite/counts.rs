@@ -323,7 +323,13 @@ fn a64fx_flop_and_dram_from_l2() {
         r.warnings
     );
     assert_eq!(r.arithmetic_intensity.dram, Some(47.0 / 26880.0));
-    assert_eq!(r.dram_bytes, Some(flopscope_model::ByteTotals { read: 21760, written: 5120 }));
+    assert_eq!(
+        r.dram_bytes,
+        Some(flopscope_model::ByteTotals {
+            read: 21760,
+            written: 5120
+        })
+    );
     assert_eq!(r.arithmetic_intensity.l1, None);
 }
 
@@ -340,7 +346,13 @@ fn dram_bytes_from_two_controllers_and_the_sysfs_scale() {
     let r = report_from_counts(skx, &c);
     // read 1500 x 64 = 96000, write 250 x 64 = 16000; AI = 11200 / 112000 = 0.1.
     assert_eq!(r.arithmetic_intensity.dram, Some(0.1));
-    assert_eq!(r.dram_bytes, Some(flopscope_model::ByteTotals { read: 96000, written: 16000 }));
+    assert_eq!(
+        r.dram_bytes,
+        Some(flopscope_model::ByteTotals {
+            read: 96000,
+            written: 16000
+        })
+    );
     assert!(
         r.warnings
             .iter()

@@ -1,6 +1,8 @@
 //! Reading a counter file: live (progress) or after the run (the counts).
 
-use crate::layout::{self, word, SlotKind, View, FILE_BYTES, MAX_BANKS, MAX_SLOTS, SLOT_INSTRUCTIONS};
+use crate::layout::{
+    self, word, SlotKind, View, FILE_BYTES, MAX_BANKS, MAX_SLOTS, SLOT_INSTRUCTIONS,
+};
 use flopscope_model::{Counts, FpKey, FpTally};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -65,7 +67,12 @@ pub struct RegionCounts {
 impl CounterFile {
     /// Creates an empty, formatted counter file for the plugin to fill.
     pub fn create(path: &Path) -> std::io::Result<CounterFile> {
-        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
         f.set_len(FILE_BYTES as u64)?;
         let cf = Self::map(path, &f, true)?;
         // SAFETY: a fresh zeroed mapping that nothing else uses yet.
@@ -77,20 +84,39 @@ impl CounterFile {
     pub fn open(path: &Path) -> std::io::Result<CounterFile> {
         let f = std::fs::File::open(path)?;
         if f.metadata()?.len() < FILE_BYTES as u64 {
-            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "counter file too short"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "counter file too short",
+            ));
         }
         Self::map(path, &f, false)
     }
 
     fn map(path: &Path, f: &std::fs::File, write: bool) -> std::io::Result<CounterFile> {
         use std::os::unix::io::AsRawFd;
-        let prot = if write { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
+        let prot = if write {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
         // SAFETY: mapping an open file of at least FILE_BYTES bytes.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), FILE_BYTES, prot, libc::MAP_SHARED, f.as_raw_fd(), 0) };
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                FILE_BYTES,
+                prot,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            )
+        };
         if p == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(CounterFile { path: path.to_path_buf(), base: p as *mut u8 })
+        Ok(CounterFile {
+            path: path.to_path_buf(),
+            base: p as *mut u8,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -111,14 +137,19 @@ impl CounterFile {
     pub fn instructions_so_far(&self) -> u64 {
         let v = self.view();
         let banks = (layout::load(v.word(word::BANKS_USED)) as usize).min(MAX_BANKS);
-        (0..banks).map(|b| layout::load(v.counter(b, SLOT_INSTRUCTIONS as usize))).sum()
+        (0..banks)
+            .map(|b| layout::load(v.counter(b, SLOT_INSTRUCTIONS as usize)))
+            .sum()
     }
 
     /// Everything the file holds.
     pub fn read(&self) -> Result<FileCounts, String> {
         let v = self.view();
         if layout::load(v.word(word::MAGIC)) != layout::MAGIC {
-            return Err(format!("{} is not a flopscope counter file", self.path.display()));
+            return Err(format!(
+                "{} is not a flopscope counter file",
+                self.path.display()
+            ));
         }
         let slots = (layout::load(v.word(word::SLOTS_USED)) as usize).min(MAX_SLOTS);
         let kinds: Vec<Option<SlotKind>> = (0..slots).map(|s| v.slot_kind(s)).collect();
@@ -132,15 +163,24 @@ impl CounterFile {
         let pc = layout::load(v.word(word::UNSUPPORTED_PC));
         if pc != 0 {
             let evex = layout::load(v.word(word::UNSUPPORTED_KIND)) == 1;
-            out.unsupported = Some(Unsupported { pc, text: v.text(layout::UNSUPPORTED_TEXT), evex });
+            out.unsupported = Some(Unsupported {
+                pc,
+                text: v.text(layout::UNSUPPORTED_TEXT),
+                evex,
+            });
         }
         out.mismatches = layout::load(v.word(word::MISMATCHES));
         if out.mismatches > 0 {
             out.mismatch_text = v.text(layout::MISMATCH_TEXT);
         }
-        let n_regions = (layout::load(v.word(word::REGIONS_USED)) as usize).min(layout::MAX_REGIONS);
-        let mut regions: Vec<RegionCounts> =
-            (0..n_regions).map(|id| RegionCounts { name: v.region_name(id), ..Default::default() }).collect();
+        let n_regions =
+            (layout::load(v.word(word::REGIONS_USED)) as usize).min(layout::MAX_REGIONS);
+        let mut regions: Vec<RegionCounts> = (0..n_regions)
+            .map(|id| RegionCounts {
+                name: v.region_name(id),
+                ..Default::default()
+            })
+            .collect();
         for b in 0..banks {
             let mut c = Counts::default();
             let mut entries = 0;
@@ -173,7 +213,11 @@ impl CounterFile {
             out.per_vcpu.entry(v.bank_vcpu(b)).or_default().merge(&c);
         }
         // Region ids start at 1; keep the regions the program entered.
-        out.regions = regions.into_iter().skip(1).filter(|r| r.entries > 0 || r.counts != Counts::default()).collect();
+        out.regions = regions
+            .into_iter()
+            .skip(1)
+            .filter(|r| r.entries > 0 || r.counts != Counts::default())
+            .collect();
         Ok(out)
     }
 }
@@ -181,11 +225,27 @@ impl CounterFile {
 fn add_slot(c: &mut Counts, kind: SlotKind, n: u64) {
     match kind {
         SlotKind::Instructions => c.instructions += n,
-        SlotKind::FpInsn { precision, op, lanes, width_bits, masked, flop_per_insn } => c
+        SlotKind::FpInsn {
+            precision,
+            op,
+            lanes,
+            width_bits,
+            masked,
+            flop_per_insn,
+        } => c
             .fp_instructions
-            .entry(FpKey { precision, width_bits, lanes, op, masked })
+            .entry(FpKey {
+                precision,
+                width_bits,
+                lanes,
+                op,
+                masked,
+            })
             .or_default()
-            .add(FpTally { count: n, flop: n * u64::from(flop_per_insn) }),
+            .add(FpTally {
+                count: n,
+                flop: n * u64::from(flop_per_insn),
+            }),
         SlotKind::Flop { precision, op } => *c.flop.entry((precision, op)).or_default() += n,
         SlotKind::MemRead { size } => *c.mem_read.entry(size).or_default() += n,
         SlotKind::MemWrite { size } => *c.mem_write.entry(size).or_default() += n,
@@ -197,7 +257,9 @@ fn add_slot(c: &mut Counts, kind: SlotKind, n: u64) {
 /// `<path>.exec.<pid>.<ns>` for programs the exec shim relaunched, and
 /// their own children's (named after theirs).
 pub fn child_files(path: &Path) -> Vec<PathBuf> {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Vec::new() };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Vec::new();
+    };
     let prefix = format!("{}.", name.to_string_lossy());
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {

@@ -54,7 +54,9 @@ pub fn qemu_argv(argv: &[String]) -> Result<Vec<String>, ProgramError> {
     let head = read_head(&exe)?;
     if head.starts_with(b"#!") {
         let line_end = head.iter().position(|b| *b == b'\n').unwrap_or(head.len());
-        let line = String::from_utf8_lossy(&head[2..line_end]).trim().to_string();
+        let line = String::from_utf8_lossy(&head[2..line_end])
+            .trim()
+            .to_string();
         let mut parts = line.splitn(2, char::is_whitespace);
         let interp = parts.next().unwrap_or_default().to_string();
         let mut out = qemu_argv(&[interp])?;
@@ -75,7 +77,9 @@ fn read_head(p: &Path) -> Result<Vec<u8>, ProgramError> {
     use std::io::Read;
     let mut f = std::fs::File::open(p).map_err(|e| ProgramError::Unreadable(p.to_path_buf(), e))?;
     let mut buf = vec![0u8; 256];
-    let n = f.read(&mut buf).map_err(|e| ProgramError::Unreadable(p.to_path_buf(), e))?;
+    let n = f
+        .read(&mut buf)
+        .map_err(|e| ProgramError::Unreadable(p.to_path_buf(), e))?;
     buf.truncate(n);
     Ok(buf)
 }
@@ -102,8 +106,14 @@ mod tests {
     #[test]
     fn resolves_commands_on_path_and_rejects_missing_ones() {
         assert!(resolve("sh").unwrap().is_absolute());
-        assert!(matches!(resolve("./no-such-program-xyz"), Err(ProgramError::NotFound(_))));
-        assert!(matches!(resolve("no-such-program-xyz"), Err(ProgramError::NotFound(_))));
+        assert!(matches!(
+            resolve("./no-such-program-xyz"),
+            Err(ProgramError::NotFound(_))
+        ));
+        assert!(matches!(
+            resolve("no-such-program-xyz"),
+            Err(ProgramError::NotFound(_))
+        ));
     }
 
     #[test]
@@ -115,7 +125,14 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         let argv = qemu_argv(&[script.to_string_lossy().into_owned(), "x".into()]).unwrap();
-        assert_eq!(argv[1..], ["-e".to_string(), script.to_string_lossy().into_owned(), "x".into()]);
+        assert_eq!(
+            argv[1..],
+            [
+                "-e".to_string(),
+                script.to_string_lossy().into_owned(),
+                "x".into()
+            ]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -125,7 +142,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("data");
         std::fs::write(&f, "hello").unwrap();
-        assert!(matches!(qemu_argv(&[f.to_string_lossy().into_owned()]), Err(ProgramError::NotExecutable(_))));
+        assert!(matches!(
+            qemu_argv(&[f.to_string_lossy().into_owned()]),
+            Err(ProgramError::NotExecutable(_))
+        ));
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
         let e = qemu_argv(&[f.to_string_lossy().into_owned()]).unwrap_err();

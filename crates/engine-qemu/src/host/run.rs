@@ -48,7 +48,10 @@ pub struct QemuOptions {
 pub fn find_qemu(explicit: Option<&Path>) -> Result<PathBuf, QemuError> {
     match explicit {
         Some(p) if p.is_file() => Ok(p.to_path_buf()),
-        Some(p) => Err(QemuError::Spawn(p.to_path_buf(), std::io::Error::from(std::io::ErrorKind::NotFound))),
+        Some(p) => Err(QemuError::Spawn(
+            p.to_path_buf(),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )),
         None => super::program::resolve("qemu-x86_64").map_err(|_| QemuError::QemuNotFound),
     }
 }
@@ -56,7 +59,10 @@ pub fn find_qemu(explicit: Option<&Path>) -> Result<PathBuf, QemuError> {
 /// Whether `qemu` accepts `-plugin` (static builds do not). Asked only when
 /// the plugin did not attach, to name the cause.
 pub fn has_plugin_support(qemu: &Path) -> Result<bool, QemuError> {
-    let out = Command::new(qemu).arg("-h").output().map_err(|e| QemuError::Spawn(qemu.to_path_buf(), e))?;
+    let out = Command::new(qemu)
+        .arg("-h")
+        .output()
+        .map_err(|e| QemuError::Spawn(qemu.to_path_buf(), e))?;
     let help = String::from_utf8_lossy(&out.stdout);
     Ok(help.lines().any(|l| l.trim_start().starts_with("-plugin")))
 }
@@ -76,9 +82,15 @@ pub struct QemuEngine {
 /// The message for a program stopped by an instruction QEMU cannot execute.
 pub fn unsupported_message(u: &Unsupported) -> String {
     let (what, fix) = if u.evex {
-        ("an AVX-512 (EVEX) instruction", "rebuild it without AVX-512 (for example -march=x86-64-v3 or -mno-avx512f)")
+        (
+            "an AVX-512 (EVEX) instruction",
+            "rebuild it without AVX-512 (for example -march=x86-64-v3 or -mno-avx512f)",
+        )
     } else {
-        ("an instruction", "rebuild it for an older instruction set (for example -march=x86-64-v3)")
+        (
+            "an instruction",
+            "rebuild it for an older instruction set (for example -march=x86-64-v3)",
+        )
     };
     format!(
         "the program reached `{}` at {:#x}, {what} that QEMU 7.2 cannot execute, and stopped there: \
@@ -111,7 +123,8 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     let qemu = find_qemu(opts.qemu.as_deref())?;
     let qargv = qemu_argv(argv)?;
     let counter_path = opts.work_dir.join("counters");
-    let counters = CounterFile::create(&counter_path).map_err(|e| QemuError::CounterFile(counter_path.clone(), e))?;
+    let counters = CounterFile::create(&counter_path)
+        .map_err(|e| QemuError::CounterFile(counter_path.clone(), e))?;
     let mut plugin_arg = format!("{},out={}", opts.plugin.display(), counter_path.display());
     if let Some((start, stop)) = opts.ssc_marks {
         plugin_arg.push_str(&format!(",ssc_start={start:#x},ssc_stop={stop:#x}"));
@@ -134,8 +147,12 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
             .env("FLOPSCOPE_OUT", &counter_path)
             .env("FLOPSCOPE_SHIM", shim);
     }
-    let mut child = cmd.args(&qargv).spawn().map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
-    let status = wait_with_progress(&mut child, &counters, opts.progress).map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
+    let mut child = cmd
+        .args(&qargv)
+        .spawn()
+        .map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
+    let status = wait_with_progress(&mut child, &counters, opts.progress)
+        .map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
     if !counters.attached() {
         if !has_plugin_support(&qemu)? {
             return Err(QemuError::NoPluginSupport(qemu));
@@ -151,13 +168,24 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         let child = CounterFile::open(&path).and_then(|c| c.read().map_err(std::io::Error::other));
         match child {
             Ok(c) => {
-                let how = if path.to_string_lossy().contains(".exec.") { "exec'd" } else { "forked" };
-                let mut r = report_of(&[format!("({how} child, pid {})", c.pid)], &c, ExitStatus::Unknown);
+                let how = if path.to_string_lossy().contains(".exec.") {
+                    "exec'd"
+                } else {
+                    "forked"
+                };
+                let mut r = report_of(
+                    &[format!("({how} child, pid {})", c.pid)],
+                    &c,
+                    ExitStatus::Unknown,
+                );
                 r.complete = c.overflow == 0;
                 job.merge(&c.total);
                 children.push(r);
             }
-            Err(e) => warnings.push(format!("a child process's counts could not be read ({}): {e}", path.display())),
+            Err(e) => warnings.push(format!(
+                "a child process's counts could not be read ({}): {e}",
+                path.display()
+            )),
         }
     }
     let mut report = report_of(argv, &main, exit_status);
@@ -168,13 +196,23 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     }
     report.processes = children;
     report.warnings.extend(warnings);
-    Ok(EmulatedRun { report, unsupported: main.unsupported })
+    Ok(EmulatedRun {
+        report,
+        unsupported: main.unsupported,
+    })
 }
 
 fn report_of(argv: &[String], c: &FileCounts, exit_status: ExitStatus) -> Report {
     let mut r = Report::new("emulate", argv.to_vec());
     r.summary = Summary::from_counts(&c.total);
-    r.threads = c.per_vcpu.iter().map(|(tid, t)| ThreadRow { tid: u64::from(*tid), summary: Summary::from_counts(t) }).collect();
+    r.threads = c
+        .per_vcpu
+        .iter()
+        .map(|(tid, t)| ThreadRow {
+            tid: u64::from(*tid),
+            summary: Summary::from_counts(t),
+        })
+        .collect();
     r.regions = c
         .regions
         .iter()
@@ -190,7 +228,10 @@ fn report_of(argv: &[String], c: &FileCounts, exit_status: ExitStatus) -> Report
         r.unmarked = Some(Summary::from_counts(&c.unmarked));
     }
     if c.mismatches > 0 {
-        r.warnings.push(format!("{} region marker(s) did not match: {}", c.mismatches, c.mismatch_text));
+        r.warnings.push(format!(
+            "{} region marker(s) did not match: {}",
+            c.mismatches, c.mismatch_text
+        ));
     }
     let exited = matches!(exit_status, ExitStatus::Code(_));
     r.exit_status = exit_status;
@@ -209,7 +250,11 @@ fn report_of(argv: &[String], c: &FileCounts, exit_status: ExitStatus) -> Report
     r
 }
 
-fn wait_with_progress(child: &mut std::process::Child, counters: &CounterFile, show: bool) -> std::io::Result<std::process::ExitStatus> {
+fn wait_with_progress(
+    child: &mut std::process::Child,
+    counters: &CounterFile,
+    show: bool,
+) -> std::io::Result<std::process::ExitStatus> {
     let start = Instant::now();
     let mut shown = false;
     loop {
@@ -222,7 +267,11 @@ fn wait_with_progress(child: &mut std::process::Child, counters: &CounterFile, s
         std::thread::sleep(Duration::from_millis(if show { 100 } else { 20 }));
         if show && start.elapsed() > Duration::from_secs(1) {
             let n = counters.instructions_so_far();
-            eprint!("\rflopscope: {} instructions counted ({:.1} s)", human(n), start.elapsed().as_secs_f64());
+            eprint!(
+                "\rflopscope: {} instructions counted ({:.1} s)",
+                human(n),
+                start.elapsed().as_secs_f64()
+            );
             shown = true;
         }
     }

@@ -53,9 +53,12 @@ pub type vcpu_syscall_ret_cb_t = extern "C" fn(qemu_plugin_id_t, c_uint, i64, i6
 pub struct Api {
     pub register_vcpu_init_cb: unsafe extern "C" fn(qemu_plugin_id_t, vcpu_simple_cb_t),
     pub register_vcpu_tb_trans_cb: unsafe extern "C" fn(qemu_plugin_id_t, vcpu_tb_trans_cb_t),
-    pub register_vcpu_tb_exec_cb: unsafe extern "C" fn(*mut qemu_plugin_tb, vcpu_udata_cb_t, c_int, *mut c_void),
-    pub register_vcpu_insn_exec_cb: unsafe extern "C" fn(*mut qemu_plugin_insn, vcpu_udata_cb_t, c_int, *mut c_void),
-    pub register_vcpu_mem_cb: unsafe extern "C" fn(*mut qemu_plugin_insn, vcpu_mem_cb_t, c_int, c_int, *mut c_void),
+    pub register_vcpu_tb_exec_cb:
+        unsafe extern "C" fn(*mut qemu_plugin_tb, vcpu_udata_cb_t, c_int, *mut c_void),
+    pub register_vcpu_insn_exec_cb:
+        unsafe extern "C" fn(*mut qemu_plugin_insn, vcpu_udata_cb_t, c_int, *mut c_void),
+    pub register_vcpu_mem_cb:
+        unsafe extern "C" fn(*mut qemu_plugin_insn, vcpu_mem_cb_t, c_int, c_int, *mut c_void),
     pub register_vcpu_syscall_ret_cb: unsafe extern "C" fn(qemu_plugin_id_t, vcpu_syscall_ret_cb_t),
     pub register_atexit_cb: unsafe extern "C" fn(qemu_plugin_id_t, udata_cb_t, *mut c_void),
     pub tb_n_insns: unsafe extern "C" fn(*const qemu_plugin_tb) -> usize,
@@ -73,7 +76,8 @@ static API: OnceLock<Api> = OnceLock::new();
 
 /// The resolved API. Only valid after [`resolve`] succeeded (inside QEMU).
 pub fn api() -> &'static Api {
-    API.get().expect("the QEMU plugin API is resolved at install")
+    API.get()
+        .expect("the QEMU plugin API is resolved at install")
 }
 
 unsafe fn sym<T: Copy>(name: &CStr) -> Result<T, String> {
@@ -81,7 +85,10 @@ unsafe fn sym<T: Copy>(name: &CStr) -> Result<T, String> {
     // dynamically linked executable built with plugin support) exports its API.
     let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
     if p.is_null() {
-        return Err(format!("{} is not exported by this QEMU", name.to_string_lossy()));
+        return Err(format!(
+            "{} is not exported by this QEMU",
+            name.to_string_lossy()
+        ));
     }
     // SAFETY: T is a function pointer type with the C signature of `name`.
     Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
@@ -118,7 +125,10 @@ pub fn resolve() -> Result<&'static Api, String> {
 
 /// Prints a line through QEMU's log (stderr unless redirected).
 pub fn outs(msg: &str) {
-    if let (Some(a), Ok(c)) = (API.get(), std::ffi::CString::new(format!("flopscope plugin: {msg}\n"))) {
+    if let (Some(a), Ok(c)) = (
+        API.get(),
+        std::ffi::CString::new(format!("flopscope plugin: {msg}\n")),
+    ) {
         // SAFETY: a NUL-terminated string that outlives the call.
         unsafe { (a.outs)(c.as_ptr()) }
     }

@@ -3,7 +3,10 @@
 
 use super::api::{self, qemu_plugin_id_t};
 use super::regions::{BANK_OF, VCPU_STATE};
-use crate::layout::{self, word, SlotKind, View, BANKS, BANK_TABLE, FILE_BYTES, MAX_BANKS, MAX_SLOTS, MAX_STATES, REGION_TABLE, SLOT_TABLE};
+use crate::layout::{
+    self, word, SlotKind, View, BANKS, BANK_TABLE, FILE_BYTES, MAX_BANKS, MAX_SLOTS, MAX_STATES,
+    REGION_TABLE, SLOT_TABLE,
+};
 use std::collections::HashMap;
 use std::ffi::{c_uint, c_void};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -16,7 +19,8 @@ pub const MAX_VCPUS: usize = 1024;
 static BASE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 /// Each vCPU's current bank (for its current region state), set by that
 /// vCPU's own thread.
-pub static VCPU_BANK: [AtomicPtr<u64>; MAX_VCPUS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_VCPUS];
+pub static VCPU_BANK: [AtomicPtr<u64>; MAX_VCPUS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_VCPUS];
 /// Where counts go when no bank is free: never read, so they are lost, but
 /// the loss is itself counted in the header.
 static mut OVERFLOW_BANK: [u64; MAX_SLOTS] = [0; MAX_SLOTS];
@@ -40,18 +44,31 @@ fn map_file(path: &str, create: bool) -> Result<*mut u8, String> {
         .open(path)
         .map_err(|e| format!("cannot open counter file {path}: {e}"))?;
     if create {
-        file.set_len(FILE_BYTES as u64).map_err(|e| format!("cannot size counter file {path}: {e}"))?;
+        file.set_len(FILE_BYTES as u64)
+            .map_err(|e| format!("cannot size counter file {path}: {e}"))?;
     }
     let len = file.metadata().map_err(|e| format!("{path}: {e}"))?.len();
     if len < FILE_BYTES as u64 {
-        return Err(format!("{path} is {len} bytes, expected {FILE_BYTES}: not a flopscope counter file"));
+        return Err(format!(
+            "{path} is {len} bytes, expected {FILE_BYTES}: not a flopscope counter file"
+        ));
     }
     // SAFETY: a fresh shared mapping of an open file of the right size.
     let p = unsafe {
-        libc::mmap(std::ptr::null_mut(), FILE_BYTES, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, file.as_raw_fd(), 0)
+        libc::mmap(
+            std::ptr::null_mut(),
+            FILE_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        )
     };
     if p == libc::MAP_FAILED {
-        return Err(format!("cannot map counter file {path}: {}", std::io::Error::last_os_error()));
+        return Err(format!(
+            "cannot map counter file {path}: {}",
+            std::io::Error::last_os_error()
+        ));
     }
     Ok(p as *mut u8)
 }
@@ -66,8 +83,12 @@ pub fn open_counter_file(path: &str, create: bool) -> Result<(), String> {
         // SAFETY: a fresh file only this process knows yet.
         unsafe { layout::format_new(&v, std::process::id().into()) };
     }
-    if layout::load(v.word(word::MAGIC)) != layout::MAGIC || layout::load(v.word(word::VERSION)) != layout::LAYOUT_VERSION {
-        return Err(format!("{path} was not made by this version of flopscope (layout mismatch)"));
+    if layout::load(v.word(word::MAGIC)) != layout::MAGIC
+        || layout::load(v.word(word::VERSION)) != layout::LAYOUT_VERSION
+    {
+        return Err(format!(
+            "{path} was not made by this version of flopscope (layout mismatch)"
+        ));
     }
     let mut reg = HashMap::new();
     for (i, k) in SlotKind::fixed().into_iter().enumerate() {
@@ -75,7 +96,8 @@ pub fn open_counter_file(path: &str, create: bool) -> Result<(), String> {
     }
     *REGISTRY.lock().map_err(|_| "registry poisoned")? = Some(reg);
     *PATH.lock().map_err(|_| "path poisoned")? = path.to_string();
-    v.word(word::PID).store(std::process::id().into(), Ordering::Relaxed);
+    v.word(word::PID)
+        .store(std::process::id().into(), Ordering::Relaxed);
     BASE.store(base, Ordering::Release);
     Ok(())
 }
@@ -95,7 +117,8 @@ pub fn slot_for(kind: SlotKind) -> Option<u32> {
     }
     // SAFETY: slot table entries past SLOTS_USED are written only here, under the lock.
     unsafe { v.write_bytes(SLOT_TABLE + next * 16, &kind.encode()) };
-    v.word(word::SLOTS_USED).store(next as u64 + 1, Ordering::Release);
+    v.word(word::SLOTS_USED)
+        .store(next as u64 + 1, Ordering::Release);
     reg.insert(kind, next as u32);
     Some(next as u32)
 }
@@ -133,7 +156,11 @@ pub fn bank_for(vcpu: usize, state: u32) -> *mut u64 {
 
 #[cold]
 fn new_bank(vcpu: usize) -> *mut u64 {
-    let state = if vcpu < MAX_VCPUS { VCPU_STATE[vcpu].load(Ordering::Relaxed) } else { 0 };
+    let state = if vcpu < MAX_VCPUS {
+        VCPU_STATE[vcpu].load(Ordering::Relaxed)
+    } else {
+        0
+    };
     let bank = bank_for(vcpu, state);
     if vcpu < MAX_VCPUS {
         VCPU_BANK[vcpu].store(bank, Ordering::Relaxed);
@@ -209,7 +236,8 @@ fn start_child_file(pid: u64) -> Result<(), String> {
         v.write_bytes(REGION_TABLE, old.bytes(REGION_TABLE, BANKS - REGION_TABLE));
     }
     for w in [word::SLOTS_USED, word::REGIONS_USED, word::STATES_USED] {
-        v.word(w).store(layout::load(old.word(w)), Ordering::Release);
+        v.word(w)
+            .store(layout::load(old.word(w)), Ordering::Release);
     }
     BASE.store(base, Ordering::Release);
     for b in VCPU_BANK.iter().chain(BANK_OF.iter()) {

@@ -33,10 +33,15 @@ pub enum Marker {
 }
 
 /// Recognises a marker at `bytes`, given the previous instruction of the block.
-pub fn recognise(bytes: &[u8], insn: &iced_x86::Instruction, prev: Option<&iced_x86::Instruction>) -> Option<Marker> {
+pub fn recognise(
+    bytes: &[u8],
+    insn: &iced_x86::Instruction,
+    prev: Option<&iced_x86::Instruction>,
+) -> Option<Marker> {
     if bytes == [0x64, 0x67, 0x90] {
         let p = prev?;
-        if p.code() == iced_x86::Code::Mov_r32_imm32 && p.op0_register() == iced_x86::Register::EBX {
+        if p.code() == iced_x86::Code::Mov_r32_imm32 && p.op0_register() == iced_x86::Register::EBX
+        {
             return Some(Marker::Ssc(p.immediate32()));
         }
         return None;
@@ -92,5 +97,12 @@ pub unsafe fn read_name(host: *const u8) -> Vec<u8> {
 /// full (the boundary is then ignored and the report says so).
 pub fn named(vcpu: u32, kind: u8, name: &[u8]) -> Option<*mut u64> {
     let id = region_id(name)?;
-    Some(transition(vcpu, if kind == KIND_BEGIN { Event::Begin(id) } else { Event::End(id) }))
+    Some(transition(
+        vcpu,
+        if kind == KIND_BEGIN {
+            Event::Begin(id)
+        } else {
+            Event::End(id)
+        },
+    ))
 }

@@ -37,7 +37,11 @@ pub unsafe extern "C" fn qemu_plugin_install(
 ) -> c_int {
     let args: Vec<String> = (0..argc.max(0) as usize)
         // SAFETY: QEMU passes argc valid NUL-terminated strings.
-        .map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
+        .map(|i| {
+            unsafe { CStr::from_ptr(*argv.add(i)) }
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     // SAFETY: QEMU passes a valid info pointer.
     let system = !info.is_null() && unsafe { (*info).system_emulation };
@@ -55,7 +59,10 @@ pub unsafe extern "C" fn qemu_plugin_install(
 fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), String> {
     let api = api::resolve()?;
     if system {
-        return Err("the flopscope plugin counts user-mode programs (qemu-x86_64), not system emulation".into());
+        return Err(
+            "the flopscope plugin counts user-mode programs (qemu-x86_64), not system emulation"
+                .into(),
+        );
     }
     let mut out = None;
     let mut create = false;

@@ -4,8 +4,11 @@
 //! Region boundaries are rare next to blocks, so transitions take a lock;
 //! the per-block path only reads the vCPU's current bank.
 
-use super::bank::{view, VCPU_BANK, MAX_VCPUS};
-use crate::layout::{self, word, MAX_DEPTH, MAX_REGIONS, MAX_STATES, MISMATCH_TEXT, REGION_NAME_BYTES, REGION_TABLE, STATE_TABLE, TEXT_BYTES};
+use super::bank::{view, MAX_VCPUS, VCPU_BANK};
+use crate::layout::{
+    self, word, MAX_DEPTH, MAX_REGIONS, MAX_STATES, MISMATCH_TEXT, REGION_NAME_BYTES, REGION_TABLE,
+    STATE_TABLE, TEXT_BYTES,
+};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -53,7 +56,8 @@ pub fn region_id(name: &[u8]) -> Option<u16> {
         bytes.push(0);
         // SAFETY: region-table entries are written only here, under the lock.
         unsafe { v.write_bytes(REGION_TABLE + id * REGION_NAME_BYTES, &bytes) };
-        v.word(word::REGIONS_USED).store(id as u64 + 1, Ordering::Release);
+        v.word(word::REGIONS_USED)
+            .store(id as u64 + 1, Ordering::Release);
         t.names.insert(name.to_vec(), id as u16);
         Some(id as u16)
     })
@@ -75,7 +79,8 @@ fn state_of(t: &mut Tables, stack: Vec<u16>) -> Option<u32> {
     }
     // SAFETY: state-table entries are written only here, under the lock.
     unsafe { v.write_bytes(STATE_TABLE + s * 16, &raw) };
-    v.word(word::STATES_USED).store(s as u64 + 1, Ordering::Release);
+    v.word(word::STATES_USED)
+        .store(s as u64 + 1, Ordering::Release);
     t.states.insert(stack.clone(), s as u32);
     t.stacks.push(stack);
     Some(s as u32)
@@ -119,7 +124,10 @@ pub fn transition(vcpu: u32, event: Event) -> *mut u64 {
                     stack.truncate(pos);
                 }
                 None => {
-                    note_mismatch(format!("region {} ended but was not open: end ignored", view().region_name(id as usize)));
+                    note_mismatch(format!(
+                        "region {} ended but was not open: end ignored",
+                        view().region_name(id as usize)
+                    ));
                 }
             },
         }

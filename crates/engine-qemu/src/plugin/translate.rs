@@ -1,10 +1,16 @@
 //! Translation time: turn a QEMU translation block into a counting profile.
 
-use super::api::{self, api, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_tb, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW};
+use super::api::{
+    self, api, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_tb, QEMU_PLUGIN_CB_NO_REGS,
+    QEMU_PLUGIN_MEM_RW,
+};
 use super::bank::{bank_of, bump, slot_for, view};
 use super::markers::{self, Marker};
 use super::regions;
-use crate::layout::{word, SlotKind, MAX_MEM_SHIFT, SLOT_INSTRUCTIONS, SLOT_MEM_READ_SHIFT0, SLOT_MEM_WRITE_SHIFT0, TEXT_BYTES, UNSUPPORTED_TEXT};
+use crate::layout::{
+    word, SlotKind, MAX_MEM_SHIFT, SLOT_INSTRUCTIONS, SLOT_MEM_READ_SHIFT0, SLOT_MEM_WRITE_SHIFT0,
+    TEXT_BYTES, UNSUPPORTED_TEXT,
+};
 use flopscope_isa::{classify, InsnInfo};
 use std::collections::BTreeMap;
 use std::ffi::{c_uint, c_void};
@@ -54,7 +60,13 @@ impl Profile {
             // QEMU 7.2 cannot execute EVEX, so a masked form never runs here;
             // were it to, all lanes would be counted (the full `flop`).
             for (op, n) in fp.flop.iter() {
-                self.add(SlotKind::Flop { precision: k.precision, op }, u64::from(n));
+                self.add(
+                    SlotKind::Flop {
+                        precision: k.precision,
+                        op,
+                    },
+                    u64::from(n),
+                );
             }
         }
         if info.mem.dynamic.is_none() {
@@ -73,7 +85,10 @@ impl Profile {
         let mut items = vec![Item { slot: 0, inc: 0 }];
         for (slot, n) in self.by_slot {
             // A block has at most a few hundred instructions: increments fit.
-            items.push(Item { slot, inc: u32::try_from(n).unwrap_or(u32::MAX) });
+            items.push(Item {
+                slot,
+                inc: u32::try_from(n).unwrap_or(u32::MAX),
+            });
         }
         items[0].slot = (items.len() - 1) as u32;
         Box::leak(items.into_boxed_slice()).as_ptr()
@@ -142,7 +157,11 @@ extern "C" fn on_mem(vcpu: c_uint, info: u32, _vaddr: u64, _udata: *mut c_void) 
     // SAFETY: plain accessors of the meminfo word QEMU passed.
     let (shift, store) = unsafe { ((a.mem_size_shift)(info), (a.mem_is_store)(info)) };
     let shift = shift.min(MAX_MEM_SHIFT);
-    let slot = if store { SLOT_MEM_WRITE_SHIFT0 } else { SLOT_MEM_READ_SHIFT0 } + shift;
+    let slot = if store {
+        SLOT_MEM_WRITE_SHIFT0
+    } else {
+        SLOT_MEM_READ_SHIFT0
+    } + shift;
     bump(bank_of(vcpu), slot, 1);
 }
 
@@ -161,10 +180,13 @@ extern "C" fn on_unsupported(_vcpu: c_uint, udata: *mut c_void) {
     let u = unsafe { &*(udata as *const Unsupported) };
     let v = view();
     let w = v.word(word::UNSUPPORTED_PC);
-    if w.compare_exchange(0, u.pc, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+    if w.compare_exchange(0, u.pc, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+    {
         // SAFETY: the text field is written once, by the vCPU that won above.
         unsafe { v.write_bytes(UNSUPPORTED_TEXT, &u.text) };
-        v.word(word::UNSUPPORTED_KIND).store(if u.evex { 1 } else { 2 }, Ordering::Release);
+        v.word(word::UNSUPPORTED_KIND)
+            .store(if u.evex { 1 } else { 2 }, Ordering::Release);
     }
 }
 
@@ -176,14 +198,22 @@ fn unsupported(insn: &iced_x86::Instruction) -> *mut c_void {
     bytes.truncate(TEXT_BYTES - 1);
     bytes.push(0);
     let evex = insn.encoding() == iced_x86::EncodingKind::EVEX;
-    Box::into_raw(Box::new(Unsupported { pc: insn.ip(), evex, text: bytes })) as *mut c_void
+    Box::into_raw(Box::new(Unsupported {
+        pc: insn.ip(),
+        evex,
+        text: bytes,
+    })) as *mut c_void
 }
 
 /// The instruction at `insn` decoded from guest memory, when QEMU consumed
 /// fewer bytes than the instruction has: QEMU 7.2 stops at the first byte
 /// of an EVEX (AVX-512) instruction it cannot decode and raises SIGILL there.
 /// Reads stay within the instruction's page.
-unsafe fn decode_whole(insn: *const qemu_plugin_insn, vaddr: u64, qemu_len: usize) -> Option<iced_x86::Instruction> {
+unsafe fn decode_whole(
+    insn: *const qemu_plugin_insn,
+    vaddr: u64,
+    qemu_len: usize,
+) -> Option<iced_x86::Instruction> {
     let a = api();
     // SAFETY: haddr is the host address of the instruction's bytes.
     let host = unsafe { (a.insn_haddr)(insn) } as *const u8;
@@ -236,7 +266,14 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
             // SAFETY: as above.
             if let Some(whole) = unsafe { decode_whole(insn, vaddr, bytes.len()) } {
                 // SAFETY: registering a callback with leaked user data.
-                unsafe { (a.register_vcpu_insn_exec_cb)(insn, on_unsupported, QEMU_PLUGIN_CB_NO_REGS, unsupported(&whole)) };
+                unsafe {
+                    (a.register_vcpu_insn_exec_cb)(
+                        insn,
+                        on_unsupported,
+                        QEMU_PLUGIN_CB_NO_REGS,
+                        unsupported(&whole),
+                    )
+                };
             }
             *current.by_slot.entry(SLOT_INSTRUCTIONS).or_default() += 1;
             prev = None;
@@ -262,12 +299,27 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
         }
         if decoded.encoding() == iced_x86::EncodingKind::EVEX {
             // SAFETY: registering a callback with leaked user data.
-            unsafe { (a.register_vcpu_insn_exec_cb)(insn, on_unsupported, QEMU_PLUGIN_CB_NO_REGS, unsupported(&decoded)) };
+            unsafe {
+                (a.register_vcpu_insn_exec_cb)(
+                    insn,
+                    on_unsupported,
+                    QEMU_PLUGIN_CB_NO_REGS,
+                    unsupported(&decoded),
+                )
+            };
         }
         let info = classify(&decoded);
         if info.mem.dynamic.is_some() {
             // SAFETY: as above.
-            unsafe { (a.register_vcpu_mem_cb)(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, std::ptr::null_mut()) };
+            unsafe {
+                (a.register_vcpu_mem_cb)(
+                    insn,
+                    on_mem,
+                    QEMU_PLUGIN_CB_NO_REGS,
+                    QEMU_PLUGIN_MEM_RW,
+                    std::ptr::null_mut(),
+                )
+            };
         }
         current.add_insn(&info);
         prev = Some(decoded);
@@ -277,14 +329,33 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
         view().word(word::OVERFLOW).fetch_add(1, Ordering::Relaxed);
     }
     // SAFETY: the profile lives for the rest of the process.
-    unsafe { (a.register_vcpu_tb_exec_cb)(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, head.freeze() as *mut c_void) };
+    unsafe {
+        (a.register_vcpu_tb_exec_cb)(
+            tb,
+            on_tb_exec,
+            QEMU_PLUGIN_CB_NO_REGS,
+            head.freeze() as *mut c_void,
+        )
+    };
     for (insn, marker, host_delta, rest) in sites {
-        let site = Box::into_raw(Box::new(Site { marker, host_delta, rest: rest.freeze() })) as *mut c_void;
+        let site = Box::into_raw(Box::new(Site {
+            marker,
+            host_delta,
+            rest: rest.freeze(),
+        })) as *mut c_void;
         // SAFETY: registering callbacks with leaked user data.
         unsafe {
             match marker {
-                Marker::Ssc(_) => (a.register_vcpu_insn_exec_cb)(insn, on_ssc, QEMU_PLUGIN_CB_NO_REGS, site),
-                Marker::Named(_) => (a.register_vcpu_mem_cb)(insn, on_named, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, site),
+                Marker::Ssc(_) => {
+                    (a.register_vcpu_insn_exec_cb)(insn, on_ssc, QEMU_PLUGIN_CB_NO_REGS, site)
+                }
+                Marker::Named(_) => (a.register_vcpu_mem_cb)(
+                    insn,
+                    on_named,
+                    QEMU_PLUGIN_CB_NO_REGS,
+                    QEMU_PLUGIN_MEM_RW,
+                    site,
+                ),
             }
         }
     }

@@ -4,14 +4,16 @@
 use crate::{launch, plugin, progress, regions};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use flopscope_engine_qemu::host::{program, run as qemu};
 use flopscope_engine_perf as perf;
+use flopscope_engine_qemu::host::{program, run as qemu};
 use flopscope_model::{render, Engine, ExitStatus, Report, Seconds};
 use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Args)]
-#[command(after_help = "Examples:\n  flopscope count -- ./triad 1000000\n  flopscope count --format json -o triad.json -- ./triad 1000000\n  flopscope count --no-native --qemu /opt/qemu/bin/qemu-x86_64 -- ./solver")]
+#[command(
+    after_help = "Examples:\n  flopscope count -- ./triad 1000000\n  flopscope count --format json -o triad.json -- ./triad 1000000\n  flopscope count --no-native --qemu /opt/qemu/bin/qemu-x86_64 -- ./solver"
+)]
 pub struct CountArgs {
     /// Output format (default: from the -o file's extension, else table).
     #[arg(long, value_enum)]
@@ -114,7 +116,11 @@ pub fn native_run(argv: &[String], work: &std::path::Path) -> Result<NativeRun> 
         .status()
         .with_context(|| format!("running {} natively", exe.display()))?;
     let time = Seconds(start.elapsed().as_secs_f64());
-    Ok(NativeRun { time, status, regions: regions::read_times(&times)? })
+    Ok(NativeRun {
+        time,
+        status,
+        regions: regions::read_times(&times)?,
+    })
 }
 
 fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
@@ -126,7 +132,11 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
                 work_dir: work.to_path_buf(),
                 progress: progress::stderr_is_terminal(),
                 ssc_marks: a.start_mark.zip(a.stop_mark),
-                exec_shim: if a.no_follow { None } else { Some(plugin::exec_shim()?) },
+                exec_shim: if a.no_follow {
+                    None
+                } else {
+                    Some(plugin::exec_shim()?)
+                },
             },
         }),
         EngineKind::Perf => {
@@ -134,7 +144,13 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
                 Some(name) => perf::event_set_by_name(name)?,
                 None => perf::event_set_for(&perf::detect_cpu())?,
             };
-            Box::new(perf::PerfEngine { set, options: perf::PerfOptions { dram: !a.no_dram, ..Default::default() } })
+            Box::new(perf::PerfEngine {
+                set,
+                options: perf::PerfOptions {
+                    dram: !a.no_dram,
+                    ..Default::default()
+                },
+            })
         }
     })
 }
@@ -144,15 +160,29 @@ pub fn run(a: CountArgs) -> Result<i32> {
     if a.engine == EngineKind::Perf && a.start_mark.is_some() {
         anyhow::bail!("--start-mark/--stop-mark need the emulate engine (the perf engine reads whole-program counters)");
     }
-    let format = a.format.unwrap_or_else(|| a.output.as_deref().map(Format::from_path).unwrap_or(Format::Table));
-    let work = tempfile::Builder::new().prefix("flopscope-").tempdir().context("creating a temporary directory")?;
+    let format = a.format.unwrap_or_else(|| {
+        a.output
+            .as_deref()
+            .map(Format::from_path)
+            .unwrap_or(Format::Table)
+    });
+    let work = tempfile::Builder::new()
+        .prefix("flopscope-")
+        .tempdir()
+        .context("creating a temporary directory")?;
     let engine = engine(&a, work.path())?;
     let rank = launch::rank_info();
     // A launched rank cannot run its program twice: a second MPI_Init of the
     // same rank fails. Time the job with `flopscope time` instead.
     let skip_native = a.no_native || engine.runs_natively() || rank.is_some();
-    let native = if skip_native { None } else { Some(native_run(&a.command, work.path())?) };
-    let mut report = engine.count(&a.command).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let native = if skip_native {
+        None
+    } else {
+        Some(native_run(&a.command, work.path())?)
+    };
+    let mut report = engine
+        .count(&a.command)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     if rank.is_some() && !a.no_native && !engine.runs_natively() {
         report.warnings.push(
             "started as an MPI rank: the native timed run is skipped (a rank cannot run its program twice); \
@@ -182,7 +212,10 @@ pub fn run(a: CountArgs) -> Result<i32> {
             eprintln!("flopscope: warning: {w}");
         }
     }
-    let output = a.output.as_deref().map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
+    let output = a
+        .output
+        .as_deref()
+        .map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
     emit(&report, format, output.as_deref())?;
     Ok(exit_code_of(&report.exit_status))
 }

@@ -7,7 +7,9 @@ use flopscope_engine_perf as perf;
 use std::path::Path;
 
 #[derive(Args)]
-#[command(after_help = "Examples:\n  flopscope events            # this CPU, and whether its PMU can be opened\n  flopscope events --arch zen4\n  flopscope events --list")]
+#[command(
+    after_help = "Examples:\n  flopscope events            # this CPU, and whether its PMU can be opened\n  flopscope events --arch zen4\n  flopscope events --list"
+)]
 pub struct EventsArgs {
     /// A microarchitecture's event set instead of this CPU's (see --list).
     #[arg(long, value_name = "NAME")]

@@ -16,7 +16,9 @@ enum ImportKind {
     /// Intel SDE instruction mixes (-omix, with or without -iform) and dynamic
     /// mask profiles (-odyn_mask_profile); several files (one per rank or
     /// process, as `sde -i` writes them) merge into one report.
-    #[command(after_help = "Examples:\n  flopscope import sde sde-mix-out.txt\n  flopscope import sde myapp_mix.out myapp_msk.out -o myapp.json\n  flopscope import sde sde_*.txt --format table")]
+    #[command(
+        after_help = "Examples:\n  flopscope import sde sde-mix-out.txt\n  flopscope import sde myapp_mix.out myapp_msk.out -o myapp.json\n  flopscope import sde sde_*.txt --format table"
+    )]
     Sde(SdeArgs),
 }
 
@@ -38,7 +40,12 @@ pub fn run(a: ImportArgs) -> Result<i32> {
     match a.what {
         ImportKind::Sde(s) => {
             let report = flopscope_import_sde::import_files(&s.files)?;
-            let format = s.format.unwrap_or_else(|| s.output.as_deref().map(Format::from_path).unwrap_or(Format::Table));
+            let format = s.format.unwrap_or_else(|| {
+                s.output
+                    .as_deref()
+                    .map(Format::from_path)
+                    .unwrap_or(Format::Table)
+            });
             emit(&report, format, s.output.as_deref())?;
             Ok(0)
         }

@@ -11,7 +11,9 @@ use flopscope_model::{ExitStatus, Region, Report};
 use std::path::PathBuf;
 
 #[derive(Args)]
-#[command(after_help = "Examples:\n  mpirun -n 4 flopscope count -o out/count.%r.json -- ./app\n  mpirun -n 4 flopscope time  -o out/time.%r.json  -- ./app\n  flopscope report out/count.*.json out/time.*.json")]
+#[command(
+    after_help = "Examples:\n  mpirun -n 4 flopscope count -o out/count.%r.json -- ./app\n  mpirun -n 4 flopscope time  -o out/time.%r.json  -- ./app\n  flopscope report out/count.*.json out/time.*.json"
+)]
 pub struct TimeArgs {
     /// Output format (default: from the -o file's extension, else table).
     #[arg(long, value_enum)]
@@ -26,7 +28,10 @@ pub struct TimeArgs {
 }
 
 pub fn run(a: TimeArgs) -> Result<i32> {
-    let work = tempfile::Builder::new().prefix("flopscope-").tempdir().context("creating a temporary directory")?;
+    let work = tempfile::Builder::new()
+        .prefix("flopscope-")
+        .tempdir()
+        .context("creating a temporary directory")?;
     let native = native_run(&a.command, work.path())?;
     let rank = launch::rank_info();
     let mut report = Report::new("time", a.command.clone());
@@ -45,8 +50,16 @@ pub fn run(a: TimeArgs) -> Result<i32> {
         .collect();
     report.warnings.push("timing only (no counts): merge with the `flopscope count` reports of the same job with `flopscope report`".into());
     report.set_native_time(Some(native.time));
-    let format = a.format.unwrap_or_else(|| a.output.as_deref().map(Format::from_path).unwrap_or(Format::Table));
-    let output = a.output.as_deref().map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
+    let format = a.format.unwrap_or_else(|| {
+        a.output
+            .as_deref()
+            .map(Format::from_path)
+            .unwrap_or(Format::Table)
+    });
+    let output = a
+        .output
+        .as_deref()
+        .map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
     emit(&report, format, output.as_deref())?;
     Ok(exit_code_of(&report.exit_status))
 }
