@@ -6,29 +6,7 @@ use flopscope_model::Report;
 fn the_report_keeps_the_json_contract() {
     let r = report("skx-avx512-iform.txt", Some("skx-avx512-mask.xml"));
     let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
-    for key in [
-        "schema",
-        "tool_version",
-        "engine",
-        "command",
-        "exit_status",
-        "complete",
-        "flop",
-        "flop_by_op",
-        "fp_elements",
-        "fp_instructions",
-        "bytes",
-        "mem_accesses",
-        "instructions",
-        "native_time_s",
-        "gflops",
-        "arithmetic_intensity",
-        "peak",
-        "threads",
-        "processes",
-        "regions",
-        "warnings",
-    ] {
+    for key in flopscope_model::report::CONTRACT_KEYS {
         assert!(v.get(key).is_some(), "missing {key}");
     }
     assert_eq!(v["engine"], "sde-import");
