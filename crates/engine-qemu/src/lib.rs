@@ -3,16 +3,28 @@
 //!
 //! - [`plugin`]: the `cdylib` QEMU loads (`qemu_plugin_install`); classifies
 //!   each instruction once at translation with `flopscope-isa` and counts
-//!   per block and per vCPU at run time.
+//!   per block, per vCPU and per region state at run time; recognises region
+//!   markers and SSC marks; moves a forked child to a counter file of its own.
 //! - [`layout`]: the counter file both sides share.
-//! - [`host`]: [`host::run::run`] runs a program and returns the
-//!   [`flopscope_model::Report`]; [`host::counters::CounterFile`] reads counts.
+//! - [`host`]: [`host::run::QemuEngine`] (the `flopscope_model::Engine` of
+//!   `count`) runs a program and returns its [`flopscope_model::Report`];
+//!   [`host::counters::CounterFile`] reads counts.
+//! - `shim/exec_shim.c`: the preload library that relaunches exec'd programs
+//!   under QEMU and the plugin (built and embedded by the CLI).
 //!
 //! ```no_run
-//! use flopscope_engine_qemu::host::run::{run, QemuOptions};
-//! let opts = QemuOptions { qemu: None, plugin: "libflopscope_engine_qemu.so".into(), work_dir: std::env::temp_dir(), progress: false, ssc_marks: None, exec_shim: None };
-//! let out = run(&["./triad".to_string()], &opts).unwrap();
-//! println!("{} FLOP", out.report.summary.flop.total);
+//! use flopscope_engine_qemu::host::run::{QemuEngine, QemuOptions};
+//! use flopscope_model::Engine;
+//! let options = QemuOptions {
+//!     qemu: None,
+//!     plugin: "libflopscope_engine_qemu.so".into(),
+//!     work_dir: std::env::temp_dir(),
+//!     progress: false,
+//!     ssc_marks: None,
+//!     exec_shim: None,
+//! };
+//! let report = QemuEngine { options }.count(&["./triad".to_string()]).unwrap();
+//! println!("{} FLOP", report.summary.flop.total);
 //! ```
 
 pub mod host;
