@@ -19,3 +19,5 @@ mod reports;
 mod report_cli;
 // Engines through the CLI: QEMU setup errors, the perf engine (no PMU here), the SDE importer.
 mod cli_engines;
+// Region counts under the perf engine: the markers reading a software event directly.
+mod perf_regions;

@@ -17,6 +17,7 @@
 //! (or instructions weighted by width with FMA twice), not SDE-style instructions.
 //! There is no L1 byte event, so `bytes` is absent; DRAM bytes fill `dram_bytes`
 //! and `arithmetic_intensity.dram`; FLOP by precision and width fill `flop_by_width`.
+//! [`regions`]: per-region counts, read by the markers at region boundaries.
 //! [`PerfEngine`] puts it all behind the common `flopscope_model::Engine` trait.
 //!
 //! ```
@@ -58,6 +59,7 @@ pub mod eventset;
 pub mod formula;
 pub mod plan;
 pub mod probe;
+pub mod regions;
 pub mod report;
 pub mod run;
 pub mod sys;
@@ -76,5 +78,7 @@ pub use formula::{Formula, Num};
 pub use plan::{plan, OpenSpec, Plan};
 pub use probe::{check_pmu, probe_hardware_counter, PmuStatus};
 pub use report::report_from_counts;
-pub use run::{run_counted, run_plan, signal_name, PerfOptions, PerfRun};
+pub use run::{
+    run_counted, run_counted_env, run_plan, run_plan_env, signal_name, PerfOptions, PerfRun,
+};
 pub use values::{evaluate, CounterValues, Evaluation, Metric, Reading};

@@ -245,9 +245,21 @@ pub fn run_counted(
             why: why.clone(),
         });
     }
+    run_counted_env(cmd, set, opts, |_| Vec::new())
+}
+
+/// [`run_counted`], with environment variables for the program made from the
+/// resolved plan (the region markers need the configs of the opened events).
+pub fn run_counted_env(
+    cmd: &[String],
+    set: &EventSet,
+    opts: &PerfOptions,
+    env: impl FnOnce(&Plan) -> Vec<(String, String)>,
+) -> Result<PerfRun, PerfError> {
     check_pmu(&opts.sysfs_root)?;
     let plan = plan(set, &opts.sysfs_root, opts.dram)?;
-    let mut run = run_plan(cmd, &plan)?;
+    let extra = env(&plan);
+    let mut run = run_plan_env(cmd, &plan, &extra)?;
     run.set = set.name.clone();
     if let Some(vl) = sve_vector_bits().filter(|_| set.constants.contains_key("VL")) {
         run.values
@@ -260,6 +272,15 @@ pub fn run_counted(
 /// Runs `cmd` with the counters of `plan` (any PMU, software ones included): the
 /// mechanics of [`run_counted`] without the PMU check. `set` of the result is empty.
 pub fn run_plan(cmd: &[String], plan: &Plan) -> Result<PerfRun, PerfError> {
+    run_plan_env(cmd, plan, &[])
+}
+
+/// [`run_plan`] with `env` added to (or replacing in) the program's environment.
+pub fn run_plan_env(
+    cmd: &[String],
+    plan: &Plan,
+    env: &[(String, String)],
+) -> Result<PerfRun, PerfError> {
     let program = cmd.first().ok_or_else(|| PerfError::Spawn {
         program: String::new(),
         source: io::Error::new(io::ErrorKind::InvalidInput, "no command given"),
@@ -281,6 +302,21 @@ pub fn run_plan(cmd: &[String], plan: &Plan) -> Result<PerfRun, PerfError> {
         .map_err(|e| spawn_err(io::Error::other(e)))?;
     let mut argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
+    // The environment is built before the fork too (execve, not execv).
+    let mut c_env: Vec<CString> = std::env::vars_os()
+        .filter(|(k, _)| !env.iter().any(|(n, _)| OsStr::new(n) == k))
+        .filter_map(|(k, v)| {
+            let mut b = k.as_bytes().to_vec();
+            b.push(b'=');
+            b.extend_from_slice(v.as_bytes());
+            CString::new(b).ok()
+        })
+        .collect();
+    for (k, v) in env {
+        c_env.push(CString::new(format!("{k}={v}")).map_err(|e| spawn_err(io::Error::other(e)))?);
+    }
+    let mut envp: Vec<*const libc::c_char> = c_env.iter().map(|a| a.as_ptr()).collect();
+    envp.push(std::ptr::null());
 
     let io_err = |what: &str| {
         let what = what.to_string();
@@ -289,7 +325,7 @@ pub fn run_plan(cmd: &[String], plan: &Plan) -> Result<PerfRun, PerfError> {
     let go = pipe().map_err(io_err("pipe"))?;
     let exec_err = pipe().map_err(io_err("pipe"))?;
 
-    // SAFETY: the child only calls async-signal-safe functions (close, read, execv,
+    // SAFETY: the child only calls async-signal-safe functions (close, read, execve,
     // write, _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -304,7 +340,7 @@ pub fn run_plan(cmd: &[String], plan: &Plan) -> Result<PerfRun, PerfError> {
             if libc::read(go[0], (&mut byte as *mut u8).cast(), 1) != 1 {
                 libc::_exit(127);
             }
-            libc::execv(c_path.as_ptr(), argv.as_ptr());
+            libc::execve(c_path.as_ptr(), argv.as_ptr(), envp.as_ptr());
             let errno = *libc::__errno_location();
             libc::write(
                 exec_err[1],

@@ -14,7 +14,8 @@
 //!
 //! Under `flopscope count` each [`Region`] is counted separately (FLOP,
 //! bytes, instructions, entries); in flopscope's native timed run its wall
-//! time is recorded. Run on its own (neither counted nor timed: flopscope
+//! time is recorded; under `--engine perf` each region reads the hardware
+//! counters at its boundaries (line format in `include/flopscope.h`). Run on its own (neither counted nor timed: flopscope
 //! sets `FLOPSCOPE_COUNTING` or `FLOPSCOPE_REGION_TIMES` when it is), a
 //! marker is one load and one predictable branch. The same marker
 //! instruction as `include/flopscope.h` is used, so C, C++, Fortran and Rust
@@ -24,6 +25,7 @@
 //! this crate's `include/` and `fortran/` folders ([`C_HEADER`] and friends
 //! hold their text; `flopscope markers --write DIR` writes them out).
 
+mod perf;
 mod timing;
 
 /// `include/flopscope.h`.

@@ -2,7 +2,8 @@
 //!
 //! Markers are live when flopscope counts the run (`FLOPSCOPE_COUNTING`, set
 //! for the emulated program) or times it (`FLOPSCOPE_REGION_TIMES` names the
-//! file the times go to, in the line format of include/flopscope.h).
+//! file the times go to, in the line format of include/flopscope.h), or
+//! when the perf engine asks for region counts (see [`crate::perf`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -64,7 +65,8 @@ extern "C" fn dump() {
 #[cold]
 #[inline(never)]
 fn init() -> u8 {
-    let state = if std::env::var_os("FLOPSCOPE_REGION_TIMES").is_some() {
+    let perf = crate::perf::requested();
+    let state = if std::env::var_os("FLOPSCOPE_REGION_TIMES").is_some() || perf {
         TIMING
     } else if std::env::var_os("FLOPSCOPE_COUNTING").is_some() {
         COUNTING
@@ -76,6 +78,10 @@ fn init() -> u8 {
             if state == TIMING {
                 // SAFETY: registering a plain extern "C" function.
                 unsafe { libc::atexit(dump) };
+            }
+            if perf {
+                // SAFETY: as above.
+                unsafe { libc::atexit(crate::perf::dump) };
             }
             state
         }
@@ -120,16 +126,22 @@ pub fn on_begin(name: &[u8]) {
     OPEN.with(|o| {
         let mut o = o.borrow_mut();
         let nested = o.iter().any(|(n, _)| *n == k);
-        o.push((k, if nested { None } else { Some(Instant::now()) }));
+        o.push((k.clone(), if nested { None } else { Some(Instant::now()) }));
     });
+    if crate::perf::requested() {
+        crate::perf::on_begin(&k);
+    }
 }
 
 pub fn on_end(name: &[u8]) {
     if !enabled() {
         return;
     }
-    let now = Instant::now();
     let k = key(name);
+    if crate::perf::requested() {
+        crate::perf::on_end(&k);
+    }
+    let now = Instant::now();
     let start = OPEN.with(|o| {
         let mut o = o.borrow_mut();
         let pos = o.iter().rposition(|(n, _)| *n == k)?;

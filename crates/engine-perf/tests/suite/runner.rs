@@ -93,3 +93,23 @@ fn an_event_the_kernel_refuses_fails_cleanly() {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// The markers learn the events from the program's environment: the plan's
+/// thread-scope counters as `type:config` in hex, and the rest of the
+/// environment is kept.
+#[test]
+fn the_program_gets_the_marker_events_in_its_environment() {
+    use flopscope_engine_perf::regions::{marker_events, EVENTS_VAR};
+    let plan = task_clock();
+    let events = marker_events(&plan);
+    assert_eq!(events, vec![("TASK_CLOCK".to_string(), "1:1".to_string())]);
+    let dir = std::env::temp_dir().join(format!("flopscope-env-test-{}", std::process::id()));
+    let file = dir.to_string_lossy().into_owned();
+    let env = vec![(EVENTS_VAR.to_string(), events[0].1.clone())];
+    let script = format!("echo \"${EVENTS_VAR}|${{PATH:+path}}\" > {file}");
+    let run = flopscope_engine_perf::run_plan_env(&sh(&script), &plan, &env).unwrap();
+    assert_eq!(run.exit_status, ExitStatus::Code(0));
+    let text = std::fs::read_to_string(&dir).unwrap();
+    let _ = std::fs::remove_file(&dir);
+    assert_eq!(text.trim(), "1:1|path");
+}
