@@ -1,6 +1,6 @@
 use flopscope_import_sde::{parse_mix, report_from};
 use flopscope_model::sde_mix::sde_mix;
-use flopscope_model::{Counts, FlopOp, FpKey, FpTally, OpClass, Precision, Report, Summary};
+use flopscope_model::{Counts, FlopOp, FpKey, OpClass, Precision, Report, Summary};
 
 #[allow(clippy::too_many_arguments)]
 fn add(
@@ -18,18 +18,14 @@ fn add(
     } else {
         FlopOp::Add
     };
-    let k = FpKey {
+    let key = FpKey {
         precision: p,
         width_bits,
         lanes,
         op,
         masked,
     };
-    c.fp_instructions
-        .entry(k)
-        .or_default()
-        .add(FpTally { count, flop });
-    *c.flop.entry((p, booked)).or_default() += flop;
+    c.add_fp(key, count, flop, booked);
 }
 
 #[test]

@@ -20,6 +20,19 @@ pub struct FpKey {
     pub masked: bool,
 }
 
+impl FpKey {
+    /// An unmasked kind of instruction.
+    pub fn new(precision: Precision, width_bits: u32, lanes: u32, op: OpClass) -> FpKey {
+        FpKey {
+            precision,
+            width_bits,
+            lanes,
+            op,
+            masked: false,
+        }
+    }
+}
+
 /// Executions of one kind of FP instruction and the FLOP they performed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FpTally {
@@ -70,6 +83,16 @@ impl Counts {
         add_map(&mut self.flop, &other.flop);
         add_map(&mut self.mem_read, &other.mem_read);
         add_map(&mut self.mem_write, &other.mem_write);
+    }
+
+    /// Adds `count` executions of `key` that performed `flop` FLOP in all,
+    /// every one of them booked under `booked`.
+    pub fn add_fp(&mut self, key: FpKey, count: u64, flop: u64, booked: FlopOp) {
+        self.fp_instructions
+            .entry(key)
+            .or_default()
+            .add(FpTally { count, flop });
+        *self.flop.entry((key.precision, booked)).or_default() += flop;
     }
 
     /// Removes zero entries, so that equal tallies compare equal.
@@ -169,6 +192,23 @@ mod tests {
             a.fp_instructions[&key(Precision::Fp64, 4, OpClass::Fma)],
             FpTally { count: 6, flop: 48 }
         );
+    }
+
+    #[test]
+    fn add_fp_books_the_instructions_and_their_flop() {
+        let mut c = Counts::default();
+        let k = FpKey::new(Precision::Fp32, 256, 8, OpClass::Fma);
+        c.add_fp(k, 10, 160, FlopOp::Fma);
+        c.add_fp(k, 5, 80, FlopOp::Fma);
+        assert_eq!(
+            c.fp_instructions[&k],
+            FpTally {
+                count: 15,
+                flop: 240
+            }
+        );
+        assert_eq!(c.flop_by_op(FlopOp::Fma), Flop(240));
+        assert_eq!(c.flop_of(Precision::Fp32), Flop(240));
     }
 
     #[test]

@@ -369,21 +369,12 @@ mod tests {
             ..Default::default()
         };
         if vector {
-            let k = FpKey {
-                precision: Precision::Fp64,
-                width_bits: 256,
-                lanes: 4,
-                op: OpClass::Fma,
-                masked: false,
-            };
-            c.fp_instructions.insert(
-                k,
-                FpTally {
-                    count: 1000,
-                    flop: 8000,
-                },
+            c.add_fp(
+                FpKey::new(Precision::Fp64, 256, 4, OpClass::Fma),
+                1000,
+                8000,
+                FlopOp::Fma,
             );
-            c.flop.insert((Precision::Fp64, FlopOp::Fma), 8000);
             c.mem_read.insert(32, 2000);
         } else {
             for op in [OpClass::Mul, OpClass::Add] {

@@ -252,21 +252,12 @@ mod tests {
             instructions: 10 * n,
             ..Default::default()
         };
-        let k = FpKey {
-            precision: Precision::Fp64,
-            width_bits: 256,
-            lanes: 4,
-            op: OpClass::Fma,
-            masked: false,
-        };
-        c.fp_instructions.insert(
-            k,
-            FpTally {
-                count: n,
-                flop: 8 * n,
-            },
+        c.add_fp(
+            FpKey::new(Precision::Fp64, 256, 4, OpClass::Fma),
+            n,
+            8 * n,
+            FlopOp::Fma,
         );
-        c.flop.insert((Precision::Fp64, FlopOp::Fma), 8 * n);
         let k = FpKey {
             precision: Precision::Fp32,
             width_bits: 32,

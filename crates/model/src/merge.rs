@@ -458,7 +458,7 @@ pub fn merge(sources: Vec<Source>) -> Result<Merged> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counts::{Counts, FpKey, FpTally};
+    use crate::counts::{Counts, FpKey};
     use crate::vocab::{FlopOp, OpClass};
 
     fn rank(n: u64, time: f64) -> Report {
@@ -466,21 +466,12 @@ mod tests {
             instructions: 100 * n,
             ..Default::default()
         };
-        let k = FpKey {
-            precision: Precision::Fp64,
-            width_bits: 256,
-            lanes: 4,
-            op: OpClass::Fma,
-            masked: false,
-        };
-        c.fp_instructions.insert(
-            k,
-            FpTally {
-                count: n,
-                flop: 8 * n,
-            },
+        c.add_fp(
+            FpKey::new(Precision::Fp64, 256, 4, OpClass::Fma),
+            n,
+            8 * n,
+            FlopOp::Fma,
         );
-        c.flop.insert((Precision::Fp64, FlopOp::Fma), 8 * n);
         c.mem_read.insert(32, 2 * n);
         c.mem_write.insert(32, n);
         let mut r = Report::new("emulate", vec!["./solver".into()]);

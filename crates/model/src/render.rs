@@ -285,7 +285,7 @@ fn csv_field(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counts::{Counts, FpKey, FpTally};
+    use crate::counts::{Counts, FpKey};
     use crate::vocab::{FlopOp, OpClass};
 
     fn report() -> Report {
@@ -293,21 +293,12 @@ mod tests {
             instructions: 1_234_567,
             ..Default::default()
         };
-        let k = FpKey {
-            precision: Precision::Fp64,
-            width_bits: 256,
-            lanes: 4,
-            op: OpClass::Fma,
-            masked: false,
-        };
-        c.fp_instructions.insert(
-            k,
-            FpTally {
-                count: 1000,
-                flop: 8000,
-            },
+        c.add_fp(
+            FpKey::new(Precision::Fp64, 256, 4, OpClass::Fma),
+            1000,
+            8000,
+            FlopOp::Fma,
         );
-        c.flop.insert((Precision::Fp64, FlopOp::Fma), 8000);
         c.mem_read.insert(32, 2000);
         let mut r = Report::new("emulate", vec!["./k".into(), "a,b".into()]);
         r.summary = Summary::from_counts(&c);

@@ -426,7 +426,7 @@ pub fn parse_sde_totals(text: &str) -> SdeTotals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counts::{Counts, FpKey, FpTally};
+    use crate::counts::{Counts, FpKey};
     use crate::vocab::FlopOp;
 
     fn add(
@@ -440,18 +440,14 @@ mod tests {
         flop: u64,
         booked: FlopOp,
     ) {
-        let k = FpKey {
+        let key = FpKey {
             precision: p,
             width_bits,
             lanes,
             op,
             masked,
         };
-        c.fp_instructions
-            .entry(k)
-            .or_default()
-            .add(FpTally { count, flop });
-        *c.flop.entry((p, booked)).or_default() += flop;
+        c.add_fp(key, count, flop, booked);
     }
 
     /// Every kind of row: plain, FMA at every width, masked AVX-512 (active

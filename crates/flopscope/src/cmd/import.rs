@@ -6,7 +6,9 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Args)]
-#[command(after_help = "Examples:\n  flopscope import sde myapp_mix.out myapp_msk.out -o myapp.json")]
+#[command(
+    after_help = "Examples:\n  flopscope import sde myapp_mix.out myapp_msk.out -o myapp.json"
+)]
 pub struct ImportArgs {
     #[command(subcommand)]
     what: ImportKind,
