@@ -11,9 +11,11 @@ use std::process::Command;
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let plugin_dir = manifest_dir.join("../engine-qemu");
+    let counter_file_dir = manifest_dir.join("../counter-file");
+    let runtime_dir = manifest_dir.join("../native-runtime");
     let isa_dir = manifest_dir.join("../isa");
     let model_dir = manifest_dir.join("../model");
-    for d in [&plugin_dir, &isa_dir, &model_dir] {
+    for d in [&plugin_dir, &counter_file_dir, &runtime_dir, &isa_dir, &model_dir] {
         println!("cargo:rerun-if-changed={}", d.display());
     }
     println!("cargo:rerun-if-env-changed=FLOPSCOPE_PLUGIN_TARGET_DIR");
@@ -21,37 +23,43 @@ fn main() {
     let target_dir = std::env::var_os("FLOPSCOPE_PLUGIN_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| out_dir.join("plugin-target"));
+    let so = build_cdylib(&plugin_dir, &target_dir, &[], "libflopscope_engine_qemu.so", "the QEMU plugin");
+    embed("PLUGIN", &so);
+    // The native engine's runtime: same nested build, with its preload
+    // feature (its own allocator and the take-over constructor).
+    let rt = build_cdylib(&runtime_dir, &target_dir, &["--features", "preload"], "libflopscope_native_runtime.so", "the native runtime");
+    embed("NATIVE_RUNTIME", &rt);
+    build_exec_shim(&plugin_dir.join("shim/exec_shim.c"), &out_dir);
+}
+
+/// Builds the cdylib of the crate in `dir` in release mode, in `target_dir`.
+fn build_cdylib(dir: &std::path::Path, target_dir: &std::path::Path, extra: &[&str], file: &str, what: &str) -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .arg("build")
         .arg("--release")
         .arg("--lib")
+        .args(extra)
         .arg("--manifest-path")
-        .arg(plugin_dir.join("Cargo.toml"))
+        .arg(dir.join("Cargo.toml"))
         .arg("--target-dir")
-        .arg(&target_dir)
-        // The outer build's flags (coverage, sanitizers) are not the plugin's.
+        .arg(target_dir)
+        // The outer build's flags (coverage, sanitizers) are not the library's.
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET_DIR")
-        // QEMU loads the plugin at every run: keep it small (no debug info).
+        // Loaded into every counted run: keep it small (no debug info); a
+        // panic must not unwind into the program.
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
         .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")
+        .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
         .status()
         .expect("cargo runs");
-    assert!(
-        status.success(),
-        "building the QEMU plugin (crates/engine-qemu) failed"
-    );
-    let so = target_dir.join("release/libflopscope_engine_qemu.so");
-    assert!(
-        so.is_file(),
-        "the plugin was built but {} is missing",
-        so.display()
-    );
-    embed("PLUGIN", &so);
-    build_exec_shim(&plugin_dir.join("shim/exec_shim.c"), &out_dir);
+    assert!(status.success(), "building {what} ({}) failed", dir.display());
+    let so = target_dir.join("release").join(file);
+    assert!(so.is_file(), "{what} was built but {} is missing", so.display());
+    so
 }
 
 /// Hands a built file to the CLI: its path and a content key for the cache

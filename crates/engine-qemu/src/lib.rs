@@ -28,5 +28,5 @@
 //! ```
 
 pub mod host;
-pub mod layout;
+pub use flopscope_counter_file::layout;
 pub mod plugin;

@@ -1,12 +1,13 @@
-//! Files the emulate engine loads into QEMU, embedded in the binary at build
-//! time and written out to a cache file on first use: the QEMU plugin and the
-//! exec shim.
+//! Files the engines load into the counted program, embedded in the binary at
+//! build time and written out to a cache file on first use: the QEMU plugin,
+//! the exec shim, the native engine's runtime.
 
 use anyhow::Result;
 use std::path::PathBuf;
 
 static PLUGIN: &[u8] = include_bytes!(env!("FLOPSCOPE_PLUGIN_SO"));
 static EXEC_SHIM: &[u8] = include_bytes!(env!("FLOPSCOPE_EXEC_SHIM_SO"));
+static NATIVE_RUNTIME: &[u8] = include_bytes!(env!("FLOPSCOPE_NATIVE_RUNTIME_SO"));
 
 fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
@@ -62,4 +63,13 @@ pub fn path() -> Result<PathBuf> {
 /// The exec shim's path (the embedded copy).
 pub fn exec_shim() -> Result<PathBuf> {
     materialize("exec-shim", env!("FLOPSCOPE_EXEC_SHIM_HASH"), EXEC_SHIM)
+}
+
+/// The native engine's runtime: `FLOPSCOPE_NATIVE_RUNTIME` if set, else the
+/// embedded copy.
+pub fn native_runtime() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("FLOPSCOPE_NATIVE_RUNTIME") {
+        return Ok(PathBuf::from(p));
+    }
+    materialize("native-runtime", env!("FLOPSCOPE_NATIVE_RUNTIME_HASH"), NATIVE_RUNTIME)
 }

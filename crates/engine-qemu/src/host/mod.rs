@@ -1,5 +1,5 @@
 //! The CLI side: counter files, the program to run, the QEMU process.
 
-pub mod counters;
+pub use flopscope_counter_file::read as counters;
 pub mod program;
 pub mod run;

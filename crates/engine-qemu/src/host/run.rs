@@ -1,9 +1,10 @@
 //! Running a program under `qemu-x86_64` with the plugin, and turning the
 //! counter files into a [`Report`].
 
-use super::counters::{child_files, CounterFile, FileCounts, Unsupported};
+use super::counters::{CounterFile, Unsupported};
+use flopscope_counter_file::report::report_of_run;
 use super::program::{qemu_argv, ProgramError};
-use flopscope_model::{ExitStatus, Region, Report, Summary, ThreadRow};
+use flopscope_model::{ExitStatus, Report};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -160,94 +161,11 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         return Err(QemuError::PluginNotLoaded(opts.plugin.clone()));
     }
     let main = counters.read().map_err(QemuError::Read)?;
-    let exit_status = ExitStatus::from_std(status);
-    let mut job = main.total.clone();
-    let mut children = Vec::new();
-    let mut warnings = Vec::new();
-    for path in child_files(&counter_path) {
-        let child = CounterFile::open(&path).and_then(|c| c.read().map_err(std::io::Error::other));
-        match child {
-            Ok(c) => {
-                let how = if path.to_string_lossy().contains(".exec.") {
-                    "exec'd"
-                } else {
-                    "forked"
-                };
-                let mut r = report_of(
-                    &[format!("({how} child, pid {})", c.pid)],
-                    &c,
-                    ExitStatus::Unknown,
-                );
-                r.complete = c.overflow == 0;
-                job.merge(&c.total);
-                children.push(r);
-            }
-            Err(e) => warnings.push(format!(
-                "a child process's counts could not be read ({}): {e}",
-                path.display()
-            )),
-        }
-    }
-    let mut report = report_of(argv, &main, exit_status);
-    if !children.is_empty() {
-        // The job's totals include every process; `processes` has the children's.
-        report.summary = Summary::from_counts(&job);
-        report.refresh_derived();
-    }
-    report.processes = children;
-    report.warnings.extend(warnings);
+    let report = report_of_run("emulate", argv, &main, &counter_path, ExitStatus::from_std(status));
     Ok(EmulatedRun {
         report,
         unsupported: main.unsupported,
     })
-}
-
-fn report_of(argv: &[String], c: &FileCounts, exit_status: ExitStatus) -> Report {
-    let mut r = Report::new("emulate", argv.to_vec());
-    r.summary = Summary::from_counts(&c.total);
-    r.threads = c
-        .per_vcpu
-        .iter()
-        .map(|(tid, t)| ThreadRow {
-            tid: u64::from(*tid),
-            summary: Summary::from_counts(t),
-        })
-        .collect();
-    r.regions = c
-        .regions
-        .iter()
-        .map(|reg| Region {
-            name: reg.name.clone(),
-            entries: reg.entries,
-            summary: Summary::from_counts(&reg.counts),
-            native_time_s: None,
-            gflops: None,
-        })
-        .collect();
-    if !c.regions.is_empty() {
-        r.unmarked = Some(Summary::from_counts(&c.unmarked));
-    }
-    if c.mismatches > 0 {
-        r.warnings.push(format!(
-            "{} region marker(s) did not match: {}",
-            c.mismatches, c.mismatch_text
-        ));
-    }
-    let exited = matches!(exit_status, ExitStatus::Code(_));
-    r.exit_status = exit_status;
-    r.complete = exited && c.overflow == 0;
-    if c.overflow > 0 {
-        r.warnings.push(format!(
-            "{} block(s) could not be counted (counter file full: more than {} threads or kinds of instruction): counts are low",
-            c.overflow,
-            crate::layout::MAX_BANKS
-        ));
-    }
-    if !exited {
-        r.warnings.push("the program did not exit normally: counts are partial (up to the block that was executing)".into());
-    }
-    r.refresh_derived();
-    r
 }
 
 fn wait_with_progress(

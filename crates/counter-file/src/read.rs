@@ -41,6 +41,8 @@ pub struct FileCounts {
     pub regions: Vec<RegionCounts>,
     /// Counts outside every region (when any region was entered).
     pub unmarked: Counts,
+    /// XSAVE-family bytes were not counted (native engine).
+    pub uncounted_state: bool,
     /// Region ends that did not match, and the first one described.
     pub mismatches: u64,
     pub mismatch_text: String,
@@ -169,6 +171,7 @@ impl CounterFile {
                 evex,
             });
         }
+        out.uncounted_state = layout::load(v.word(word::UNCOUNTED_STATE)) != 0;
         out.mismatches = layout::load(v.word(word::MISMATCHES));
         if out.mismatches > 0 {
             out.mismatch_text = v.text(layout::MISMATCH_TEXT);
@@ -246,6 +249,23 @@ fn add_slot(c: &mut Counts, kind: SlotKind, n: u64) {
                 count: n,
                 flop: n * u64::from(flop_per_insn),
             }),
+        SlotKind::FpFlop {
+            precision,
+            op,
+            lanes,
+            width_bits,
+            masked,
+        } => c
+            .fp_instructions
+            .entry(FpKey {
+                precision,
+                width_bits,
+                lanes,
+                op,
+                masked,
+            })
+            .or_default()
+            .add(FpTally { count: 0, flop: n }),
         SlotKind::Flop { precision, op } => *c.flop.entry((precision, op)).or_default() += n,
         SlotKind::MemRead { size } => *c.mem_read.entry(size).or_default() += n,
         SlotKind::MemWrite { size } => *c.mem_write.entry(size).or_default() += n,

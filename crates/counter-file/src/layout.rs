@@ -59,6 +59,9 @@ pub mod word {
     pub const MISMATCHES: usize = 10;
     /// What the unsupported instruction is: 1 EVEX (AVX-512), 2 other.
     pub const UNSUPPORTED_KIND: usize = 11;
+    /// 1 when XSAVE-family instructions ran whose bytes were not counted
+    /// (native engine).
+    pub const UNCOUNTED_STATE: usize = 12;
 }
 /// Byte offset of the text describing the unsupported instruction (NUL-terminated).
 pub const UNSUPPORTED_TEXT: usize = 512;
@@ -91,6 +94,16 @@ pub enum SlotKind {
         width_bits: u32,
         masked: bool,
         flop_per_insn: u32,
+    },
+    /// FLOP of one kind of FP instruction counted apart from its executions
+    /// (the active lanes of masked instructions, seen at run time): adds to
+    /// the kind's FLOP, not to its count.
+    FpFlop {
+        precision: Precision,
+        op: OpClass,
+        lanes: u32,
+        width_bits: u32,
+        masked: bool,
     },
     /// FLOP of one precision and category.
     Flop {
@@ -161,6 +174,21 @@ impl SlotKind {
                 0,
                 0,
             ),
+            SlotKind::FpFlop {
+                precision,
+                op,
+                lanes,
+                width_bits,
+                masked,
+            } => put(
+                7,
+                index_of(&Precision::ALL, &precision),
+                index_of(&OpClass::ALL, &op),
+                masked as u8,
+                lanes,
+                width_bits,
+                0,
+            ),
             SlotKind::MemRead { size } => put(4, 0, 0, 0, size, 0, 0),
             SlotKind::MemWrite { size } => put(5, 0, 0, 0, size, 0, 0),
             SlotKind::RegionEntries => put(6, 0, 0, 0, 0, 0, 0),
@@ -189,6 +217,13 @@ impl SlotKind {
             4 => SlotKind::MemRead { size: p },
             5 => SlotKind::MemWrite { size: p },
             6 => SlotKind::RegionEntries,
+            7 => SlotKind::FpFlop {
+                precision: *Precision::ALL.get(b[1] as usize)?,
+                op: *OpClass::ALL.get(b[2] as usize)?,
+                masked: b[3] != 0,
+                lanes: p,
+                width_bits: q,
+            },
             _ => return None,
         })
     }
@@ -316,6 +351,13 @@ mod tests {
             SlotKind::Flop {
                 precision: Precision::Fp16,
                 op: FlopOp::Rcp,
+            },
+            SlotKind::FpFlop {
+                precision: Precision::Fp32,
+                op: OpClass::Fma,
+                lanes: 16,
+                width_bits: 512,
+                masked: true,
             },
             SlotKind::MemRead { size: 512 },
             SlotKind::MemWrite { size: 10 },

@@ -1,0 +1,12 @@
+//! The counter file shared by an engine's in-process side (the QEMU plugin,
+//! the native engine's runtime) and the CLI.
+//!
+//! - [`layout`]: the file's layout: header words, slot kinds, banks of
+//!   counters per (thread, region state), region and state tables.
+//! - [`read`]: [`read::CounterFile`] maps a file and reads its counts.
+//! - [`report`]: counts turned into a `flopscope_model::Report`, with child
+//!   processes' files merged in.
+
+pub mod layout;
+pub mod read;
+pub mod report;

@@ -1,0 +1,120 @@
+//! The native engine, CLI side: runs the program with the runtime
+//! (crates/native-runtime, a preload library) that takes it over at its
+//! first constructor and runs it from a code cache with counters added, then
+//! reads the counter file the runtime wrote into a [`Report`].
+//!
+//! ```no_run
+//! use flopscope_engine_native::{NativeEngine, NativeOptions};
+//! use flopscope_model::Engine;
+//! let engine = NativeEngine {
+//!     options: NativeOptions {
+//!         runtime: "libflopscope_native_runtime.so".into(),
+//!         work_dir: std::env::temp_dir(),
+//!     },
+//! };
+//! let report = engine.count(&["./triad".to_string()]).unwrap();
+//! println!("{} FLOP", report.summary.flop.total);
+//! ```
+
+mod elf;
+
+use flopscope_counter_file::read::CounterFile;
+use flopscope_counter_file::report::report_of_run;
+use flopscope_engine_qemu::host::program::{self, ProgramError};
+use flopscope_model::{ExitStatus, Report};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The variable naming the counter file for the runtime.
+pub const OUT_ENV: &str = "FLOPSCOPE_NATIVE_OUT";
+
+#[derive(Debug, thiserror::Error)]
+pub enum NativeError {
+    #[error(transparent)]
+    Program(#[from] ProgramError),
+    #[error("{0} is statically linked: the native engine takes programs over through the dynamic loader (LD_PRELOAD); link it dynamically, or count it with --engine emulate")]
+    Static(PathBuf),
+    #[error("{0} is not an x86-64 ELF program the native engine can run ({1}); count it with --engine emulate")]
+    NotElf(PathBuf, String),
+    #[error("cannot run {0}: {1}")]
+    Spawn(PathBuf, std::io::Error),
+    #[error("cannot create the counter file {0}: {1}")]
+    CounterFile(PathBuf, std::io::Error),
+    #[error("the native engine's runtime did not take the program over (it printed why above, if it loaded at all); the program ran uncounted. Check that {0} exists and that the program is a dynamically linked x86-64 executable")]
+    NotAttached(PathBuf),
+    #[error("reading the counts: {0}")]
+    Read(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct NativeOptions {
+    /// The runtime preload library.
+    pub runtime: PathBuf,
+    /// Directory for the counter files (removed by the caller).
+    pub work_dir: PathBuf,
+}
+
+pub struct NativeEngine {
+    pub options: NativeOptions,
+}
+
+/// What the report says was not counted.
+pub const NOT_COUNTED: &str = "native engine: the dynamic loader and the shared libraries' constructors that ran before the take-over are not counted (they do no floating-point work in ordinary programs); counts start in the loader, just after the runtime's constructor";
+
+impl flopscope_model::Engine for NativeEngine {
+    fn name(&self) -> &'static str {
+        "native"
+    }
+
+    fn runs_natively(&self) -> bool {
+        false
+    }
+
+    fn count(&self, argv: &[String]) -> Result<Report, flopscope_model::EngineError> {
+        Ok(run(argv, &self.options)?)
+    }
+}
+
+/// Runs `argv` with the runtime preloaded and reads the counts back.
+pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError> {
+    let exe = program::resolve(&argv[0])?;
+    match elf::kind(&exe) {
+        Ok(elf::Kind::Dynamic) | Ok(elf::Kind::Script) => {}
+        Ok(elf::Kind::Static) => return Err(NativeError::Static(exe)),
+        Err(why) => return Err(NativeError::NotElf(exe, why)),
+    }
+    let counter_path = opts.work_dir.join("counters");
+    let counters =
+        CounterFile::create(&counter_path).map_err(|e| NativeError::CounterFile(counter_path.clone(), e))?;
+    let preload = match std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty()) {
+        Some(p) => format!("{}:{p}", opts.runtime.display()),
+        None => opts.runtime.display().to_string(),
+    };
+    let status = Command::new(&exe)
+        .arg0(&argv[0])
+        .args(&argv[1..])
+        .env("LD_PRELOAD", preload)
+        .env(OUT_ENV, &counter_path)
+        // Tells the Rust markers (flopscope-markers) that this run is counted.
+        .env("FLOPSCOPE_COUNTING", "1")
+        .status()
+        .map_err(|e| NativeError::Spawn(exe.clone(), e))?;
+    if !counters.attached() {
+        return Err(NativeError::NotAttached(opts.runtime.clone()));
+    }
+    let main = counters.read().map_err(NativeError::Read)?;
+    let mut report = report_of_run("native", argv, &main, &counter_path, ExitStatus::from_std(status));
+    if let Some(u) = &main.unsupported {
+        report.complete = false;
+        report.warnings.insert(0, format!("the native engine stopped the program: {}", u.text));
+    }
+    if main.uncounted_state {
+        report.warnings.push(
+            "XSAVE-family instructions ran (the dynamic loader's lazy binding uses them): their bytes are not counted by the native engine; set LD_BIND_NOW=1 to avoid them".into(),
+        );
+    }
+    report.warnings.push(NOT_COUNTED.into());
+    Ok(report)
+}
+
+use std::os::unix::process::CommandExt;

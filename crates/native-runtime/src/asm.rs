@@ -1,0 +1,167 @@
+//! The hand-written transitions between the program's code in the cache and
+//! the runtime: dispatcher entry and exit, resuming a saved context (new
+//! threads, take-over), the raw `clone` of a new thread, `rt_sigreturn` on
+//! the program's stack, and the constructor stub that takes the program over.
+//!
+//! Dispatcher entry contract (`fs_enter`): cache code has stored the
+//! program's rax at gs:[SAVE_RAX] and put an exit descriptor's address in
+//! rax; rsp is the program's. Everything else is the program's state.
+
+use std::arch::global_asm;
+
+/// The program's general registers and flags as saved by `fs_enter`, lowest
+/// address first (the push order reversed).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context {
+    pub r15: u64,
+    pub r14: u64,
+    pub r13: u64,
+    pub r12: u64,
+    pub r11: u64,
+    pub r10: u64,
+    pub r9: u64,
+    pub r8: u64,
+    pub rdi: u64,
+    pub rsi: u64,
+    pub rbp: u64,
+    pub rbx: u64,
+    pub rdx: u64,
+    pub rcx: u64,
+    pub rax: u64,
+    pub rflags: u64,
+}
+
+extern "C" {
+    /// Dispatcher entry (see the module docs). Never called from Rust.
+    pub fn fs_enter();
+    /// Restores `ctx` and the xsave area, then jumps to `target` with rsp =
+    /// gs:[APP_RSP]. Never returns.
+    pub fn fs_resume(ctx: *const Context, target: u64) -> !;
+    /// `clone(flags, newsp, ptid, ctid, tls)`; the child sets its gs base to
+    /// `child_gs` and resumes from its header's RESUME_CTX/RESUME_TARGET.
+    pub fn fs_clone(flags: u64, newsp: u64, ptid: u64, ctid: u64, tls: u64, child_gs: u64) -> i64;
+    /// `rt_sigreturn` with rsp = `frame`. Never returns.
+    pub fn fs_sigreturn(frame: u64) -> !;
+}
+
+global_asm!(
+    r#"
+    .text
+    .globl fs_enter
+    .type fs_enter,@function
+fs_enter:
+    mov gs:[0x30], rsp
+    mov rsp, gs:[0x38]
+    pushfq
+    push qword ptr gs:[0x08]
+    push rcx
+    push rdx
+    push rbx
+    push rbp
+    push rsi
+    push rdi
+    push r8
+    push r9
+    push r10
+    push r11
+    push r12
+    push r13
+    push r14
+    push r15
+    cld
+    mov rbx, rax
+    mov rbp, rsp
+    mov rcx, gs:[0x40]
+    mov eax, -1
+    mov edx, -1
+    xsave64 [rcx]
+    mov rdi, rbp
+    mov rsi, rbx
+    and rsp, -16
+    call {dispatch}
+    mov gs:[0x20], rax
+    mov rcx, gs:[0x40]
+    mov eax, -1
+    mov edx, -1
+    xrstor64 [rcx]
+    mov rsp, rbp
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop r11
+    pop r10
+    pop r9
+    pop r8
+    pop rdi
+    pop rsi
+    pop rbp
+    pop rbx
+    pop rdx
+    pop rcx
+    pop rax
+    popfq
+    mov rsp, gs:[0x30]
+    jmp qword ptr gs:[0x20]
+
+    .globl fs_resume
+    .type fs_resume,@function
+fs_resume:
+    mov gs:[0x20], rsi
+    mov rbx, rdi
+    mov rcx, gs:[0x40]
+    mov eax, -1
+    mov edx, -1
+    xrstor64 [rcx]
+    mov rsp, rbx
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop r11
+    pop r10
+    pop r9
+    pop r8
+    pop rdi
+    pop rsi
+    pop rbp
+    pop rbx
+    pop rdx
+    pop rcx
+    pop rax
+    popfq
+    mov rsp, gs:[0x30]
+    jmp qword ptr gs:[0x20]
+
+    .globl fs_clone
+    .type fs_clone,@function
+fs_clone:
+    push r12
+    mov r12, r9
+    mov r10, rcx
+    mov eax, 56
+    syscall
+    test rax, rax
+    jz 2f
+    pop r12
+    ret
+2:
+    mov edi, 0x1001
+    mov rsi, r12
+    mov eax, 158
+    syscall
+    mov rdi, gs:[0x58]
+    mov rsi, gs:[0x60]
+    jmp fs_resume
+
+    .globl fs_sigreturn
+    .type fs_sigreturn,@function
+fs_sigreturn:
+    mov rsp, rdi
+    mov eax, 15
+    syscall
+    ud2
+"#,
+    dispatch = sym crate::dispatch::fs_dispatch,
+);

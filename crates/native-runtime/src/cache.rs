@@ -1,0 +1,217 @@
+//! The code cache: arenas of executable memory within reach (+-2 GiB) of the
+//! code they hold copies of, exit stubs, the shared routines at the start
+//! of each arena (dispatcher entry trampoline, indirect-branch lookup), and
+//! the table the lookup searches.
+
+use crate::emit::{self, gs};
+use crate::header;
+use crate::sys;
+use iced_x86::{BlockEncoder, BlockEncoderOptions, Code, Instruction, InstructionBlock, MemoryOperand, Register};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub const ARENA_BYTES: usize = 64 << 20;
+const STUB_BYTES: u64 = 48;
+/// Reach of a rel32 operand, with a margin for the arena's own size.
+const REACH: u64 = (2u64 << 30) - ARENA_BYTES as u64 - (64 << 20);
+
+/// Indirect-branch table: (program address, cache address) pairs, open
+/// addressing on the address's low bits, linear probing into a tail.
+pub const IBL_BITS: u32 = 18;
+pub const IBL_ENTRIES: usize = (1 << IBL_BITS) + PROBE;
+const PROBE: usize = 512;
+/// A removed entry: matches no address, does not end a probe.
+pub const TOMBSTONE: u64 = 1;
+
+pub struct IblTable {
+    entries: *mut AtomicU64,
+}
+
+// SAFETY: entries are atomics in a mapping that is never freed.
+unsafe impl Send for IblTable {}
+
+impl IblTable {
+    pub fn new() -> Option<IblTable> {
+        let p = sys::map_anon(IBL_ENTRIES * 16, false)?;
+        Some(IblTable { entries: p as *mut AtomicU64 })
+    }
+
+    pub fn base(&self) -> u64 {
+        self.entries as u64
+    }
+
+    fn word(&self, i: usize) -> &AtomicU64 {
+        // SAFETY: i < 2 * IBL_ENTRIES by the callers.
+        unsafe { &*self.entries.add(i) }
+    }
+
+    /// Publishes `pc -> cache` (the cache address first, so that a reader
+    /// that sees the key sees its value). False when the probe range is full.
+    pub fn insert(&self, pc: u64, cache: u64) -> bool {
+        let start = (pc as usize) & ((1 << IBL_BITS) - 1);
+        for i in start..start + PROBE {
+            let k = self.word(2 * i).load(Ordering::Acquire);
+            if k == 0 || k == TOMBSTONE || k == pc {
+                self.word(2 * i + 1).store(cache, Ordering::Release);
+                self.word(2 * i).store(pc, Ordering::Release);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Removes every entry whose program address is in `lo..hi`.
+    pub fn remove_range(&self, lo: u64, hi: u64) {
+        for i in 0..IBL_ENTRIES {
+            let k = self.word(2 * i).load(Ordering::Acquire);
+            if k >= lo && k < hi {
+                self.word(2 * i).store(TOMBSTONE, Ordering::Release);
+            }
+        }
+    }
+}
+
+/// Where the dispatcher's indirect-branch misses come from.
+pub static IBL_MISS: crate::translate::Exit = crate::translate::Exit::IblMiss;
+
+pub struct Arena {
+    pub base: u64,
+    /// Blocks grow up from the base, stubs down from the end.
+    pub next: u64,
+    pub stub_top: u64,
+    pub end: u64,
+    /// `jmp [rip]; dq fs_enter`.
+    pub enter: u64,
+    /// The indirect-branch lookup (target in rax, program rax at SAVE_RAX).
+    pub ibl: u64,
+}
+
+impl Arena {
+    /// Maps an arena within reach of `pc`.
+    pub fn near(pc: u64) -> Option<Arena> {
+        let prot = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED_NOREPLACE;
+        let step = 256u64 << 20;
+        let mut base = None;
+        for k in 1..=6u64 {
+            for hint in [pc.saturating_sub(k * step) & !0xffff, (pc + k * step) & !0xffff] {
+                if hint < 0x10000 {
+                    continue;
+                }
+                if let Some(p) = sys::map_at(hint, ARENA_BYTES, prot, flags) {
+                    if p as u64 == hint {
+                        base = Some(hint);
+                        break;
+                    }
+                    sys::unmap(p, ARENA_BYTES);
+                }
+            }
+            if base.is_some() {
+                break;
+            }
+        }
+        let base = match base {
+            Some(b) => b,
+            None => sys::map_at(0, ARENA_BYTES, prot, flags & !libc::MAP_FIXED_NOREPLACE)? as u64,
+        };
+        let end = base + ARENA_BYTES as u64;
+        let mut a = Arena { base, next: base, stub_top: end, end, enter: 0, ibl: 0 };
+        a.enter = a.next;
+        let mut tramp = vec![0xff, 0x25, 0, 0, 0, 0];
+        tramp.extend_from_slice(&(crate::asm::fs_enter as *const () as u64).to_le_bytes());
+        a.put(&tramp)?;
+        a.align(16);
+        a.ibl = a.next;
+        let code = ibl_routine(a.ibl, a.enter);
+        a.put(&code)?;
+        Some(a)
+    }
+
+    pub fn reaches(&self, pc: u64) -> bool {
+        pc.abs_diff(self.base) < REACH && self.stub_top - self.next > 1 << 20
+    }
+
+    pub fn align(&mut self, n: u64) {
+        self.next = self.next.next_multiple_of(n);
+    }
+
+    /// Copies `code` at the next free address; returns that address.
+    pub fn put(&mut self, code: &[u8]) -> Option<u64> {
+        if self.next + code.len() as u64 > self.stub_top {
+            return None;
+        }
+        let at = self.next;
+        // SAFETY: [at, at+len) lies in this arena's writable mapping.
+        unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), at as *mut u8, code.len()) };
+        self.next += code.len() as u64;
+        Some(at)
+    }
+
+    /// An exit stub for a direct branch not yet linked:
+    /// `jmp [rip+2]; pad; dq slow; slow: mov gs:[SAVE_RAX], rax; mov rax, desc; jmp enter`.
+    /// Linking stores the target's cache address in the literal at +8.
+    /// Returns the stub's address.
+    pub fn stub(&mut self, desc: u64) -> Option<u64> {
+        let at = (self.stub_top - STUB_BYTES) & !7;
+        if at < self.next {
+            return None;
+        }
+        let mut b = vec![0xff, 0x25, 0x02, 0, 0, 0, 0xcc, 0xcc];
+        b.extend_from_slice(&(at + 16).to_le_bytes());
+        let mut slow = Vec::new();
+        emit::exit(desc, self.enter, &mut slow);
+        let r = BlockEncoder::encode(64, InstructionBlock::new(&slow, at + 16), BlockEncoderOptions::NONE).ok()?;
+        b.extend_from_slice(&r.code_buffer);
+        debug_assert!(b.len() as u64 <= STUB_BYTES);
+        // SAFETY: [at, at+len) lies in this arena, below the previous stubs.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), at as *mut u8, b.len()) };
+        self.stub_top = at;
+        Some(at)
+    }
+}
+
+/// The literal a stub at `stub` jumps through.
+pub fn stub_literal(stub: u64) -> *const AtomicU64 {
+    (stub + 8) as *const AtomicU64
+}
+
+fn ibl_routine(at: u64, enter: u64) -> Vec<u8> {
+    const LOOP: u64 = 0x10;
+    const NEXT: u64 = 0x20;
+    const MISS: u64 = 0x30;
+    let ok = |r: Result<Instruction, iced_x86::IcedError>| r.expect("well-formed");
+    let mut v: Vec<Instruction> = Vec::new();
+    v.push(emit::store_gs(header::SAVE_RCX, Register::RCX));
+    v.push(ok(Instruction::with2(Code::Mov_r64_rm64, Register::RCX, Register::RAX)));
+    emit::save_flags(&mut v);
+    v.push(ok(Instruction::with2(Code::Mov_r64_rm64, Register::RAX, Register::RCX)));
+    v.push(ok(Instruction::with2(Code::And_rm32_imm32, Register::ECX, ((1u32 << IBL_BITS) - 1) as i32)));
+    v.push(ok(Instruction::with2(Code::Shl_rm64_imm8, Register::RCX, 4i32)));
+    v.push(ok(Instruction::with2(Code::Add_r64_rm64, Register::RCX, gs(header::IBL_TABLE))));
+    let mut l = ok(Instruction::with2(Code::Cmp_r64_rm64, Register::RAX, MemoryOperand::with_base(Register::RCX)));
+    l.set_ip(LOOP);
+    v.push(l);
+    v.push(ok(Instruction::with_branch(Code::Jne_rel32_64, NEXT)));
+    v.push(ok(Instruction::with2(Code::Mov_r64_rm64, Register::RCX, MemoryOperand::with_base_displ(Register::RCX, 8))));
+    v.push(emit::store_gs(header::JUMP, Register::RCX));
+    emit::restore_flags(&mut v);
+    v.push(emit::load_gs(Register::RCX, header::SAVE_RCX));
+    v.push(emit::load_gs(Register::RAX, header::SAVE_RAX));
+    v.push(ok(Instruction::with1(Code::Jmp_rm64, gs(header::JUMP))));
+    let mut n = ok(Instruction::with2(Code::Cmp_rm64_imm8, MemoryOperand::with_base(Register::RCX), 0i32));
+    n.set_ip(NEXT);
+    v.push(n);
+    v.push(ok(Instruction::with_branch(Code::Je_rel32_64, MISS)));
+    v.push(ok(Instruction::with2(Code::Add_rm64_imm8, Register::RCX, 16i32)));
+    v.push(ok(Instruction::with_branch(Code::Jmp_rel32_64, LOOP)));
+    let mut m = emit::store_gs(header::IBL_TARGET, Register::RAX);
+    m.set_ip(MISS);
+    v.push(m);
+    emit::restore_flags(&mut v);
+    v.push(emit::load_gs(Register::RCX, header::SAVE_RCX));
+    v.push(ok(Instruction::with2(Code::Mov_r64_imm64, Register::RAX, &IBL_MISS as *const _ as u64)));
+    v.push(emit::jmp(enter));
+    // Unique IPs for the routine's own branch targets; the rest stay 0.
+    BlockEncoder::encode(64, InstructionBlock::new(&v, at), BlockEncoderOptions::NONE)
+        .expect("the lookup routine encodes")
+        .code_buffer
+}

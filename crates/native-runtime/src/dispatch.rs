@@ -1,0 +1,90 @@
+//! The dispatcher: what runs when cache code exits (see `asm.rs`): links a
+//! direct branch, resolves an indirect-branch miss, performs a system call,
+//! applies a region marker; returns the cache address to continue at.
+
+use crate::asm::Context;
+use crate::header;
+use crate::translate::{Exit, MemRef};
+use crate::{out, regions, signals, syscalls, sys, translator};
+use iced_x86::Register;
+
+/// Called by `fs_enter` on the dispatcher stack.
+///
+/// # Safety
+/// `ctx` is the context `fs_enter` saved; `exit` an exit descriptor.
+pub unsafe extern "C" fn fs_dispatch(ctx: *mut Context, exit: *const crate::translate::Exit) -> u64 {
+    // SAFETY: per the contract.
+    let (ctx, exit) = unsafe { (&mut *ctx, &*exit) };
+    let mut masked = signals::block_in_dispatcher();
+    let r = match exit {
+        Exit::Direct { target, stub } => translator::lookup_or_translate(*target).inspect(|c| translator::link(*stub, *c)),
+        Exit::IblMiss => translator::lookup_or_translate(gs_word(header::IBL_TARGET)),
+        Exit::Syscall { next } => syscalls::handle(ctx, *next, &mut masked),
+        Exit::Marker { kind, next, mem } => {
+            let at = address(ctx, mem);
+            let mut name = [0u8; 64];
+            let n = sys::read_self(at, &mut name[..63]);
+            let len = name[..n].iter().position(|b| *b == 0).unwrap_or(n);
+            regions::marker(*kind, &name[..len]);
+            translator::lookup_or_translate(*next)
+        }
+    };
+    signals::unblock(masked);
+    match r {
+        Ok(c) => c,
+        Err(e) => fatal(0, &e),
+    }
+}
+
+/// Stops the program: the engine met something it cannot handle.
+pub fn fatal(pc: u64, msg: &str) -> ! {
+    let text = format!("flopscope: the native engine cannot go on: {msg}\n");
+    sys::write_all(2, text.as_bytes());
+    out::note_unsupported(pc, msg);
+    out::flush(false);
+    // SAFETY: ends the process.
+    unsafe { sys::syscall6(libc::SYS_exit_group as u64, [125, 0, 0, 0, 0, 0]) };
+    unreachable!("exit_group returned")
+}
+
+pub fn gs_word(off: i32) -> u64 {
+    let v: u64;
+    // SAFETY: off is a header word of the current bank.
+    unsafe { std::arch::asm!("mov {}, gs:[{}]", out(reg) v, in(reg) off as i64, options(nostack, readonly)) };
+    v
+}
+
+pub fn set_gs_word(off: i32, v: u64) {
+    // SAFETY: off is a header word of the current bank.
+    unsafe { std::arch::asm!("mov gs:[{}], {}", in(reg) off as i64, in(reg) v, options(nostack)) };
+}
+
+/// The program's value of a 64-bit register.
+pub fn reg(ctx: &Context, r: Register) -> u64 {
+    match r.full_register() {
+        Register::RAX => ctx.rax,
+        Register::RBX => ctx.rbx,
+        Register::RCX => ctx.rcx,
+        Register::RDX => ctx.rdx,
+        Register::RSI => ctx.rsi,
+        Register::RDI => ctx.rdi,
+        Register::RBP => ctx.rbp,
+        Register::RSP => gs_word(header::APP_RSP),
+        Register::R8 => ctx.r8,
+        Register::R9 => ctx.r9,
+        Register::R10 => ctx.r10,
+        Register::R11 => ctx.r11,
+        Register::R12 => ctx.r12,
+        Register::R13 => ctx.r13,
+        Register::R14 => ctx.r14,
+        Register::R15 => ctx.r15,
+        _ => 0,
+    }
+}
+
+fn address(ctx: &Context, m: &MemRef) -> u64 {
+    // iced gives RIP-relative operands as absolute displacements.
+    let base = if m.base == Register::RIP || m.base == Register::None { 0 } else { reg(ctx, m.base) };
+    let index = if m.index == Register::None { 0 } else { reg(ctx, m.index).wrapping_mul(u64::from(m.scale)) };
+    base.wrapping_add(index).wrapping_add(m.disp)
+}

@@ -1,0 +1,43 @@
+//! What `gs` points at: each thread's current bank of counters, headed by
+//! the words the code cache and the dispatcher use. A thread has one bank
+//! per region state; the dispatcher moves `gs` when a marker changes state,
+//! copying the header words that stay.
+//!
+//! ```text
+//! gs:[0x00]            the thread (its `Thread`)
+//! gs:[0x08..0x30]      scratch words of cache code (saved rax, rcx, flags, jump target, rcx before a REP)
+//! gs:[0x30..0x80]      app rsp at dispatcher entry, dispatcher stack, xsave area, IBL table, resume words
+//! gs:[COUNTERS + 8*s]  counter slot s (block executions, active lanes, REP iterations)
+//! ```
+
+pub const THREAD: i32 = 0x00;
+pub const SAVE_RAX: i32 = 0x08;
+pub const SAVE_RCX: i32 = 0x10;
+pub const SAVE_FLAGS: i32 = 0x18;
+pub const JUMP: i32 = 0x20;
+pub const REP_RCX: i32 = 0x28;
+pub const APP_RSP: i32 = 0x30;
+pub const DSTACK: i32 = 0x38;
+pub const XSAVE: i32 = 0x40;
+pub const IBL_TABLE: i32 = 0x48;
+pub const IBL_TARGET: i32 = 0x50;
+pub const RESUME_CTX: i32 = 0x58;
+pub const RESUME_TARGET: i32 = 0x60;
+/// Where a signal handler's entry saves the scratch words (a small stack).
+pub const SIGSAVE: i32 = 0x68;
+/// The bank's own address (not copied between banks).
+pub const BANK_SELF: i32 = 0x78;
+/// Header words copied when `gs` moves to another bank of the same thread.
+pub const KEPT: std::ops::Range<usize> = 0..0x78;
+
+/// Offset of counter slot 0.
+pub const COUNTERS: usize = 0x1000;
+/// Counter slots a bank can hold (the address space is reserved, pages are
+/// touched only where slots are used).
+pub const MAX_SLOTS: usize = 1 << 22;
+pub const BANK_BYTES: usize = COUNTERS + MAX_SLOTS * 8;
+
+/// The gs displacement of counter slot `slot`.
+pub fn counter(slot: u32) -> i32 {
+    (COUNTERS + slot as usize * 8) as i32
+}

@@ -1,0 +1,182 @@
+//! The counter file this process writes: mapped at take-over, filled by
+//! [`flush`] at exit, at a fatal signal, before an `exec`, and switched to a
+//! file of its own in a forked child.
+
+use crate::thread;
+use crate::translator;
+use flopscope_counter_file::layout::{self, word, SlotKind, View, FILE_BYTES};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Mutex;
+
+static BASE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+static PATH: Mutex<String> = Mutex::new(String::new());
+
+pub fn view() -> Option<View> {
+    let b = BASE.load(Ordering::Acquire);
+    // SAFETY: BASE is a FILE_BYTES shared mapping once set.
+    (!b.is_null()).then(|| unsafe { View::new(b) })
+}
+
+fn map(path: &str, create: bool) -> Result<*mut u8, String> {
+    let c = std::ffi::CString::new(path).map_err(|_| "bad counter file path".to_string())?;
+    let flags = libc::O_RDWR | libc::O_CLOEXEC | if create { libc::O_CREAT | libc::O_TRUNC } else { 0 };
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), flags, 0o600) };
+    if fd < 0 {
+        return Err(format!("cannot open the counter file {path}: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: fd is open; FILE_BYTES shared mapping of it.
+    let p = unsafe {
+        if create && libc::ftruncate(fd, FILE_BYTES as i64) != 0 {
+            libc::close(fd);
+            return Err(format!("cannot size the counter file {path}"));
+        }
+        let p = libc::mmap(std::ptr::null_mut(), FILE_BYTES, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0);
+        libc::close(fd);
+        p
+    };
+    if p == libc::MAP_FAILED {
+        return Err(format!("cannot map the counter file {path}"));
+    }
+    Ok(p as *mut u8)
+}
+
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: writes ts.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Attaches to the file the CLI created at `path`; a program exec'd by the
+/// counted one finds it taken and writes `<path>.exec.<pid>.<ns>` instead.
+pub fn attach(path: &str) -> Result<(), String> {
+    let p = map(path, false)?;
+    // SAFETY: a FILE_BYTES mapping.
+    let v = unsafe { View::new(p) };
+    if layout::load(v.word(word::MAGIC)) != layout::MAGIC || layout::load(v.word(word::VERSION)) != layout::LAYOUT_VERSION {
+        return Err(format!("{path} is not a counter file of this flopscope version"));
+    }
+    let pid = crate::sys::getpid();
+    if v.word(word::PID).compare_exchange(0, pid, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        // SAFETY: unmapping our own mapping.
+        unsafe { libc::munmap(p as *mut libc::c_void, FILE_BYTES) };
+        return start_own(&format!("{path}.exec.{pid}.{}", now_ns()), pid);
+    }
+    BASE.store(p, Ordering::Release);
+    *PATH.lock().unwrap_or_else(|e| e.into_inner()) = path.to_string();
+    Ok(())
+}
+
+/// A fresh file of this process's own (exec'd program, forked child); the
+/// region tables seen so far carry over.
+pub fn start_own(path: &str, pid: u64) -> Result<(), String> {
+    let p = map(path, true)?;
+    // SAFETY: a fresh zeroed FILE_BYTES mapping used by nobody else.
+    let v = unsafe { View::new(p) };
+    unsafe { layout::format_new(&v, pid) };
+    if let Some(old) = view() {
+        let tables = old.bytes(layout::REGION_TABLE, layout::BANKS - layout::REGION_TABLE).to_vec();
+        // SAFETY: the new file is ours alone.
+        unsafe { v.write_bytes(layout::REGION_TABLE, &tables) };
+        for w in [word::REGIONS_USED, word::STATES_USED] {
+            v.word(w).store(layout::load(old.word(w)), Ordering::Release);
+        }
+    }
+    BASE.store(p, Ordering::Release);
+    *PATH.lock().unwrap_or_else(|e| e.into_inner()) = path.to_string();
+    Ok(())
+}
+
+/// A forked child: counts from zero into `<path>.fork.<pid>`.
+pub fn after_fork() {
+    let pid = crate::sys::getpid();
+    let path = PATH.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let slots = translator::lock().as_ref().map(|t| t.slots.descs.len()).unwrap_or(0);
+    thread::reset_after_fork(thread::current(), slots);
+    if start_own(&format!("{path}.fork.{pid}"), pid).is_err() {
+        BASE.store(std::ptr::null_mut(), Ordering::Release);
+    }
+}
+
+/// Records why the engine stopped the program (shown in the report).
+pub fn note_unsupported(pc: u64, text: &str) {
+    let Some(v) = view() else { return };
+    let mut b = text.as_bytes().to_vec();
+    b.truncate(layout::TEXT_BYTES - 1);
+    b.push(0);
+    // SAFETY: written once, before the process ends.
+    unsafe { v.write_bytes(layout::UNSUPPORTED_TEXT, &b) };
+    v.word(word::UNSUPPORTED_KIND).store(2, Ordering::Release);
+    v.word(word::UNSUPPORTED_PC).store(pc.max(1), Ordering::Release);
+}
+
+/// Writes every thread's counts into the file (replacing what an earlier
+/// flush wrote). `finished`: the process is ending normally.
+pub fn flush(finished: bool) {
+    let Some(v) = view() else { return };
+    let Some(guard) = translator::try_lock() else {
+        v.word(word::OVERFLOW).fetch_add(1, Ordering::AcqRel);
+        return;
+    };
+    let Some(t) = guard.as_ref() else { return };
+    let descs = &t.slots.descs;
+    let mut index: HashMap<SlotKind, usize> = HashMap::new();
+    for (i, k) in SlotKind::fixed().into_iter().enumerate() {
+        index.insert(k, i);
+    }
+    let mut next_kind = layout::FIXED_SLOTS as usize;
+    let mut banks = 0usize;
+    let mut lost = 0u64;
+    let mut agg = vec![0u64; layout::MAX_SLOTS];
+    for th in thread::all() {
+        for s in 0..thread::MAX_STATES {
+            let Some(ctr) = th.counters(s, descs.len()) else { continue };
+            agg.iter_mut().for_each(|a| *a = 0);
+            for (slot, &c) in ctr.iter().enumerate() {
+                if c == 0 {
+                    continue;
+                }
+                for (kind, n) in &descs[slot].items {
+                    let i = match index.get(kind) {
+                        Some(i) => *i,
+                        None if next_kind < layout::MAX_SLOTS => {
+                            // SAFETY: slot-table entries past the used ones are ours to write.
+                            unsafe { v.write_bytes(layout::SLOT_TABLE + next_kind * 16, &kind.encode()) };
+                            index.insert(*kind, next_kind);
+                            next_kind += 1;
+                            next_kind - 1
+                        }
+                        None => {
+                            lost += c;
+                            continue;
+                        }
+                    };
+                    agg[i] += c * n;
+                }
+            }
+            agg[layout::SLOT_REGION_ENTRIES as usize] = th.entries[s].load(Ordering::Acquire);
+            if banks >= layout::MAX_BANKS {
+                lost += 1;
+                continue;
+            }
+            let mut entry = [0u8; 16];
+            entry[0..4].copy_from_slice(&th.index.to_le_bytes());
+            entry[4..8].copy_from_slice(&(s as u32).to_le_bytes());
+            // SAFETY: bank-table entries are written only by this flush.
+            unsafe { v.write_bytes(layout::BANK_TABLE + banks * 16, &entry) };
+            for (j, a) in agg.iter().enumerate() {
+                v.counter(banks, j).store(*a, Ordering::Relaxed);
+            }
+            banks += 1;
+        }
+    }
+    v.word(word::SLOTS_USED).store(next_kind as u64, Ordering::Release);
+    v.word(word::BANKS_USED).store(banks as u64, Ordering::Release);
+    v.word(word::OVERFLOW).store(lost, Ordering::Release);
+    if t.uncounted_state {
+        v.word(word::UNCOUNTED_STATE).store(1, Ordering::Release);
+    }
+    v.word(word::FINISHED).store(u64::from(finished), Ordering::Release);
+}

@@ -1,0 +1,262 @@
+//! Signals.
+//!
+//! - The program's handlers run in the cache, counted: `rt_sigaction`
+//!   installs `fs_signal_entry` in the kernel and remembers the handler's
+//!   translation. The entry saves the cache code's scratch words (a signal
+//!   may land inside an instrumentation sequence), lowers the dispatcher
+//!   stack if the signal landed on it, and jumps to the handler's cache copy.
+//!   The handler's `rt_sigreturn` restores the words. The program is told
+//!   its own handler when it asks.
+//! - While the program has handlers, the dispatcher runs with signals
+//!   blocked (it holds the translator's lock).
+//! - Fatal signals with the default action write the counts first (a
+//!   crashed program gets a partial report), then take their default action.
+
+use crate::dispatch::{gs_word, set_gs_word};
+use crate::header;
+use crate::sys::{self, syscall6};
+use crate::{out, translator};
+use std::arch::global_asm;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+const NSIG: usize = 65;
+/// The cache address of each signal's handler (read by fs_signal_entry).
+static FS_SIGNAL_TARGETS: [AtomicU64; NSIG] = [const { AtomicU64::new(0) }; NSIG];
+/// The handler the program installed, as it would read it back.
+static APP_HANDLER: [AtomicU64; NSIG] = [const { AtomicU64::new(0) }; NSIG];
+static HANDLERS: AtomicBool = AtomicBool::new(false);
+
+const FATAL: [i32; 10] = [
+    libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT,
+    libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGXCPU,
+];
+/// Scratch words saved per signal: SAVE_RAX..REP_RCX, APP_RSP, DSTACK, IBL_TARGET.
+const SAVED: [i32; 8] = [0x08, 0x10, 0x18, 0x20, 0x28, 0x30, 0x38, 0x50];
+
+extern "C" {
+    fn fs_signal_entry();
+    fn fs_restore_rt();
+}
+
+global_asm!(
+    r#"
+    .text
+    .globl fs_signal_entry
+    .type fs_signal_entry,@function
+fs_signal_entry:
+    mov rax, gs:[0x68]
+    mov rcx, rax
+    and ecx, 4095
+    cmp ecx, 4032
+    jb 1f
+    and rax, -4096
+1:
+    mov rcx, gs:[0x08]
+    mov [rax], rcx
+    mov rcx, gs:[0x10]
+    mov [rax+8], rcx
+    mov rcx, gs:[0x18]
+    mov [rax+16], rcx
+    mov rcx, gs:[0x20]
+    mov [rax+24], rcx
+    mov rcx, gs:[0x28]
+    mov [rax+32], rcx
+    mov rcx, gs:[0x30]
+    mov [rax+40], rcx
+    mov rcx, gs:[0x38]
+    mov [rax+48], rcx
+    mov rcx, gs:[0x50]
+    mov [rax+56], rcx
+    add rax, 64
+    mov gs:[0x68], rax
+    mov rcx, gs:[0x38]
+    cmp rsp, rcx
+    ja 2f
+    lea rax, [rcx - 0x100000]
+    cmp rsp, rax
+    jb 2f
+    lea rax, [rsp - 1024]
+    and rax, -16
+    mov gs:[0x38], rax
+2:
+    lea rax, [rip + {targets}]
+    mov rax, [rax + rdi*8]
+    jmp rax
+
+    .globl fs_restore_rt
+    .type fs_restore_rt,@function
+fs_restore_rt:
+    mov eax, 15
+    syscall
+    ud2
+"#,
+    targets = sym FS_SIGNAL_TARGETS,
+);
+
+/// Restores the words the entry saved (the handler is returning).
+pub fn before_sigreturn() {
+    let p = gs_word(header::SIGSAVE);
+    if p & 4095 < 64 {
+        return;
+    }
+    let p = p - 64;
+    for (i, off) in SAVED.iter().enumerate() {
+        // SAFETY: the entry wrote 8 words at p.
+        let w = unsafe { *((p + 8 * i as u64) as *const u64) };
+        if *off != header::APP_RSP {
+            set_gs_word(*off, w);
+        }
+    }
+    set_gs_word(header::SIGSAVE, p);
+}
+
+/// Blocks signals while the dispatcher runs, if the program has handlers.
+pub fn block_in_dispatcher() -> Option<u64> {
+    if !HANDLERS.load(Ordering::Relaxed) {
+        return None;
+    }
+    let all: u64 = !0 & !((1 << (libc::SIGSEGV - 1)) | (1 << (libc::SIGBUS - 1)) | (1 << (libc::SIGILL - 1)) | (1 << (libc::SIGFPE - 1)));
+    let mut old = 0u64;
+    // SAFETY: changes this thread's mask; restored by `unblock`.
+    unsafe { syscall6(libc::SYS_rt_sigprocmask as u64, [libc::SIG_BLOCK as u64, &all as *const u64 as u64, &mut old as *mut u64 as u64, 8, 0, 0]) };
+    Some(old)
+}
+
+/// Blocks again after `unblock` (around a call the program's mask must see).
+pub fn block_again(old: Option<u64>) {
+    if old.is_some() {
+        let _ = block_in_dispatcher();
+    }
+}
+
+/// The program's `rt_sigprocmask` while the dispatcher blocks signals: acts
+/// on the mask to restore (`masked`), which the kernel applies on leaving.
+pub fn app_sigprocmask(masked: &mut Option<u64>, a: [u64; 6]) -> i64 {
+    let (how, set, oldset) = (a[0] as i32, a[1], a[2]);
+    let Some(cur) = *masked else { return -(libc::EINVAL as i64) };
+    if oldset != 0 {
+        // SAFETY: the program's sigset_t (8 bytes as the kernel sees it).
+        unsafe { *(oldset as *mut u64) = cur };
+    }
+    if set != 0 {
+        // SAFETY: as above.
+        let s = unsafe { *(set as *const u64) } & !((1 << (libc::SIGKILL - 1)) | (1 << (libc::SIGSTOP - 1)));
+        *masked = Some(match how {
+            libc::SIG_BLOCK => cur | s,
+            libc::SIG_UNBLOCK => cur & !s,
+            libc::SIG_SETMASK => s,
+            _ => return -(libc::EINVAL as i64),
+        });
+    }
+    0
+}
+
+pub fn unblock(old: Option<u64>) {
+    if let Some(old) = old {
+        // SAFETY: restores the mask `block_in_dispatcher` saved.
+        unsafe { syscall6(libc::SYS_rt_sigprocmask as u64, [libc::SIG_SETMASK as u64, &old as *const u64 as u64, 0, 8, 0, 0]) };
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct KernelSigaction {
+    handler: u64,
+    flags: u64,
+    restorer: u64,
+    mask: u64,
+}
+
+const SA_SIGINFO: u64 = 4;
+const SA_RESTORER: u64 = 0x0400_0000;
+const SA_ONSTACK: u64 = 0x0800_0000;
+
+fn ours(h: u64) -> bool {
+    h == fs_signal_entry as *const () as u64 || h == fatal_handler as *const () as u64
+}
+
+/// The program's `rt_sigaction(sig, act, oact, size)`.
+pub fn sigaction(a: [u64; 6]) -> i64 {
+    let (sig, act, oact, size) = (a[0] as usize, a[1], a[2], a[3]);
+    if sig == 0 || sig >= NSIG {
+        // SAFETY: the kernel rejects it.
+        return unsafe { syscall6(libc::SYS_rt_sigaction as u64, a) };
+    }
+    let old_app = APP_HANDLER[sig].load(Ordering::Acquire);
+    let mut mine = KernelSigaction::default();
+    let mut new_handler = None;
+    if act != 0 {
+        // SAFETY: the program passed a struct sigaction.
+        mine = unsafe { *(act as *const KernelSigaction) };
+        let h = mine.handler;
+        if h > 1 {
+            let target = match translator::lookup_or_translate(h) {
+                Ok(t) => t,
+                Err(_) => return -(libc::EINVAL as i64),
+            };
+            FS_SIGNAL_TARGETS[sig].store(target, Ordering::Release);
+            mine.handler = fs_signal_entry as *const () as u64;
+            HANDLERS.store(true, Ordering::Release);
+        } else if h == 0 && FATAL.contains(&(sig as i32)) {
+            mine = fatal_action();
+        }
+        new_handler = Some(h);
+    }
+    let act_arg = if act != 0 { &mine as *const _ as u64 } else { 0 };
+    // SAFETY: the program's call with its handler replaced by the engine's.
+    let r = unsafe { syscall6(libc::SYS_rt_sigaction as u64, [sig as u64, act_arg, oact, size, 0, 0]) };
+    if r == 0 {
+        if oact != 0 {
+            // SAFETY: the kernel just wrote it.
+            let o = unsafe { &mut *(oact as *mut KernelSigaction) };
+            if ours(o.handler) {
+                o.handler = old_app;
+            }
+        }
+        if let Some(h) = new_handler {
+            APP_HANDLER[sig].store(h, Ordering::Release);
+        }
+    }
+    r
+}
+
+fn fatal_action() -> KernelSigaction {
+    KernelSigaction {
+        handler: fatal_handler as *const () as u64,
+        flags: SA_SIGINFO | SA_RESTORER | SA_ONSTACK,
+        restorer: fs_restore_rt as *const () as u64,
+        mask: 0,
+    }
+}
+
+/// Installs the fatal-signal handlers (at take-over).
+pub fn install_fatal() {
+    for sig in FATAL {
+        let mut old = KernelSigaction::default();
+        // SAFETY: reads the current action.
+        unsafe { syscall6(libc::SYS_rt_sigaction as u64, [sig as u64, 0, &mut old as *mut _ as u64, 8, 0, 0]) };
+        if old.handler != 0 {
+            continue; // ignored or handled already: leave it
+        }
+        let act = fatal_action();
+        // SAFETY: installs the engine's handler for a default-action signal.
+        unsafe { syscall6(libc::SYS_rt_sigaction as u64, [sig as u64, &act as *const _ as u64, 0, 8, 0, 0]) };
+    }
+}
+
+extern "C" fn fatal_handler(sig: i32, _info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
+    static ONCE: AtomicBool = AtomicBool::new(false);
+    if !ONCE.swap(true, Ordering::AcqRel) {
+        out::flush(false);
+    }
+    let dfl = KernelSigaction::default();
+    // SAFETY: back to the default action, then the signal again: the process
+    // ends as it would have without the engine.
+    unsafe {
+        syscall6(libc::SYS_rt_sigaction as u64, [sig as u64, &dfl as *const _ as u64, 0, 8, 0, 0]);
+        let synchronous = matches!(sig, libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE);
+        if !synchronous {
+            syscall6(libc::SYS_tgkill as u64, [sys::getpid(), sys::gettid(), sig as u64, 0, 0, 0]);
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! System calls the runtime makes itself, through the raw `syscall`
+//! instruction (no dependency on the program's libc state).
+
+use std::arch::asm;
+
+/// A raw system call with up to six arguments; returns the kernel's value
+/// (negative errno on failure).
+///
+/// # Safety
+/// The call's effects are the caller's responsibility.
+#[inline]
+pub unsafe fn syscall6(nr: u64, a: [u64; 6]) -> i64 {
+    let ret: i64;
+    // SAFETY: per the contract.
+    unsafe {
+        asm!("syscall",
+            inlateout("rax") nr as i64 => ret,
+            in("rdi") a[0], in("rsi") a[1], in("rdx") a[2],
+            in("r10") a[3], in("r8") a[4], in("r9") a[5],
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack));
+    }
+    ret
+}
+
+pub fn map_anon(len: usize, exec: bool) -> Option<*mut u8> {
+    let prot = libc::PROT_READ | libc::PROT_WRITE | if exec { libc::PROT_EXEC } else { 0 };
+    map_at(0, len, prot, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE)
+}
+
+/// `mmap` of anonymous memory, at `hint` if non-zero.
+pub fn map_at(hint: u64, len: usize, prot: i32, flags: i32) -> Option<*mut u8> {
+    // SAFETY: anonymous mapping; no existing memory is touched unless the
+    // caller passes MAP_FIXED, which it does not.
+    let r = unsafe {
+        syscall6(
+            libc::SYS_mmap as u64,
+            [hint, len as u64, prot as u64, flags as u64, u64::MAX, 0],
+        )
+    };
+    (r > 0 || r < -4095).then_some(r as *mut u8)
+}
+
+pub fn unmap(p: *mut u8, len: usize) {
+    // SAFETY: the caller owns the mapping.
+    unsafe { syscall6(libc::SYS_munmap as u64, [p as u64, len as u64, 0, 0, 0, 0]) };
+}
+
+/// Writes all of `b` to `fd`, ignoring errors (diagnostics only).
+pub fn write_all(fd: i32, mut b: &[u8]) {
+    while !b.is_empty() {
+        // SAFETY: writing from a valid buffer.
+        let n = unsafe {
+            syscall6(libc::SYS_write as u64, [fd as u64, b.as_ptr() as u64, b.len() as u64, 0, 0, 0])
+        };
+        if n <= 0 {
+            return;
+        }
+        b = &b[n as usize..];
+    }
+}
+
+pub fn getpid() -> u64 {
+    // SAFETY: no arguments, no effects.
+    unsafe { syscall6(libc::SYS_getpid as u64, [0; 6]) as u64 }
+}
+
+pub fn gettid() -> u64 {
+    // SAFETY: no arguments, no effects.
+    unsafe { syscall6(libc::SYS_gettid as u64, [0; 6]) as u64 }
+}
+
+/// Sets this thread's `gs` base.
+pub fn set_gs(base: u64) {
+    // SAFETY: gs belongs to the runtime (the program's own use is refused).
+    unsafe { syscall6(libc::SYS_arch_prctl as u64, [0x1001, base, 0, 0, 0, 0]) };
+}
+
+/// Reads up to `buf.len()` bytes of this process's memory at `addr`
+/// without faulting; returns how many could be read.
+pub fn read_self(addr: u64, buf: &mut [u8]) -> usize {
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: the kernel checks the remote range; the local one is ours.
+    let n = unsafe {
+        syscall6(
+            libc::SYS_process_vm_readv as u64,
+            [getpid(), &local as *const _ as u64, 1, &remote as *const _ as u64, 1, 0],
+        )
+    };
+    if n > 0 {
+        n as usize
+    } else {
+        // Short reads stop at a page the kernel cannot read; try page by page.
+        let mut done = 0;
+        while done < buf.len() {
+            let page_end = ((addr as usize + done) | 4095) + 1;
+            let len = (page_end - (addr as usize + done)).min(buf.len() - done);
+            let l = libc::iovec {
+                iov_base: buf[done..].as_mut_ptr() as *mut libc::c_void,
+                iov_len: len,
+            };
+            let r = libc::iovec {
+                iov_base: (addr as usize + done) as *mut libc::c_void,
+                iov_len: len,
+            };
+            // SAFETY: as above.
+            let k = unsafe {
+                syscall6(
+                    libc::SYS_process_vm_readv as u64,
+                    [getpid(), &l as *const _ as u64, 1, &r as *const _ as u64, 1, 0],
+                )
+            };
+            if k <= 0 {
+                break;
+            }
+            done += k as usize;
+        }
+        done
+    }
+}

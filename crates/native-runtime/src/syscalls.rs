@@ -1,0 +1,123 @@
+//! System calls made by the program, performed by the dispatcher on its
+//! behalf. Most pass straight through; these need the engine:
+//! - `clone` of a thread (CLONE_VM): the child gets its own counters and
+//!   starts in the cache; `clone3` answers ENOSYS (libc then uses `clone`).
+//! - `fork`, `vfork` (run as fork), `clone` without CLONE_VM: the child
+//!   counts from zero into a counter file of its own.
+//! - `exit_group`, and `exit` of the last thread: counts written first.
+//! - `execve`/`execveat`: counts written first (the exec'd program, if it
+//!   is dynamically linked, is taken over again and counted in its own file).
+//! - `rt_sigaction`, `rt_sigreturn`: handlers run in the cache (signals.rs).
+//! - `arch_prctl` on gs: the engine's own register; refused clearly.
+
+use crate::asm::{fs_clone, fs_sigreturn, Context};
+use crate::dispatch::{fatal, gs_word};
+use crate::header;
+use crate::sys::syscall6;
+use crate::{out, signals, thread, translator};
+use std::sync::atomic::Ordering;
+
+const CLONE_VM: u64 = 0x100;
+const CLONE_VFORK: u64 = 0x4000;
+
+/// `masked`: the program's signal mask while the dispatcher blocks signals.
+pub fn handle(ctx: &mut Context, next: u64, masked: &mut Option<u64>) -> Result<u64, String> {
+    let nr = ctx.rax as i64;
+    let a = [ctx.rdi, ctx.rsi, ctx.rdx, ctx.r10, ctx.r8, ctx.r9];
+    let raw = |nr: i64, a: [u64; 6]| {
+        // SAFETY: the program's own system call, as it asked for it.
+        unsafe { syscall6(nr as u64, a) }
+    };
+    let ret = match nr {
+        libc::SYS_clone3 => -(libc::ENOSYS as i64),
+        libc::SYS_clone if a[0] & CLONE_VM != 0 && a[1] != 0 => new_thread(ctx, next, a, *masked)?,
+        libc::SYS_clone | libc::SYS_fork | libc::SYS_vfork => {
+            let r = if nr == libc::SYS_clone {
+                raw(nr, [a[0] & !(CLONE_VM | CLONE_VFORK), 0, a[2], a[3], a[4], 0])
+            } else {
+                raw(libc::SYS_fork, [0; 6])
+            };
+            if r == 0 {
+                out::after_fork();
+            }
+            r
+        }
+        libc::SYS_exit_group => {
+            out::flush(true);
+            raw(nr, a)
+        }
+        libc::SYS_exit => {
+            if thread::LIVE.fetch_sub(1, Ordering::AcqRel) == 1 {
+                out::flush(true);
+            }
+            raw(nr, a)
+        }
+        libc::SYS_execve | libc::SYS_execveat => {
+            out::flush(true);
+            signals::unblock(*masked);
+            let r = raw(nr, a);
+            signals::block_again(*masked);
+            out::flush(false);
+            r
+        }
+        libc::SYS_rt_sigaction => signals::sigaction(a),
+        libc::SYS_rt_sigreturn => {
+            let frame = gs_word(header::APP_RSP);
+            signals::before_sigreturn();
+            // SAFETY: the frame the kernel built, at the program's rsp.
+            unsafe { fs_sigreturn(frame) }
+        }
+        libc::SYS_rt_sigprocmask if masked.is_some() => signals::app_sigprocmask(masked, a),
+        libc::SYS_arch_prctl if matches!(a[0], 0x1001 | 0x1004) => {
+            fatal(next, "the program uses the gs segment register (arch_prctl ARCH_SET_GS/ARCH_GET_GS), which the native engine keeps for itself: count it with --engine emulate")
+        }
+        libc::SYS_munmap => {
+            let r = raw(nr, a);
+            if r == 0 {
+                if let Some(t) = translator::lock().as_mut() {
+                    t.forget(a[0], a[0].saturating_add(a[1]));
+                }
+            }
+            r
+        }
+        _ => raw(nr, a),
+    };
+    ctx.rax = ret as u64;
+    ctx.rcx = next;
+    ctx.r11 = ctx.rflags;
+    translator::lookup_or_translate(next)
+}
+
+/// `clone` of a thread: the child starts in the cache at `next` with its
+/// own bank, dispatcher stack and a copy of the caller's vector state.
+fn new_thread(ctx: &mut Context, next: u64, a: [u64; 6], masked: Option<u64>) -> Result<i64, String> {
+    let target = translator::lookup_or_translate(next)?;
+    let Some(child) = thread::create(0) else {
+        return Ok(-(libc::EAGAIN as i64));
+    };
+    let bank = child.bank(0).ok_or("no memory for a thread's counters")?;
+    let mut c = *ctx;
+    c.rax = 0;
+    c.rcx = next;
+    c.r11 = ctx.rflags;
+    let at = (child.dstack_top - std::mem::size_of::<Context>() as u64 - 64) & !15;
+    // SAFETY: the child's dispatcher stack and header are fresh mappings of
+    // its own; the xsave areas are XSAVE_BYTES each.
+    unsafe {
+        *(at as *mut Context) = c;
+        std::ptr::copy_nonoverlapping(gs_word(header::XSAVE) as *const u8, child.xsave as *mut u8, thread::XSAVE_BYTES);
+        let w = bank as *mut u64;
+        *w.add(header::RESUME_CTX as usize / 8) = at;
+        *w.add(header::RESUME_TARGET as usize / 8) = target;
+        *w.add(header::APP_RSP as usize / 8) = a[1];
+    }
+    // SAFETY: clone with the program's arguments; the child never returns here.
+    // The child inherits the mask: give it the program's.
+    signals::unblock(masked);
+    let r = unsafe { fs_clone(a[0], a[1], a[2], a[3], a[4], bank as u64) };
+    signals::block_again(masked);
+    if r < 0 {
+        thread::LIVE.fetch_sub(1, Ordering::AcqRel);
+    }
+    Ok(r)
+}

@@ -1,0 +1,168 @@
+//! Threads: each has its banks of counters (one per region state, `gs`
+//! points at the current one), a dispatcher stack and an xsave area. Threads
+//! are never freed: their counters are summed when the process ends.
+
+use crate::header::{self, BANK_BYTES};
+use crate::sys;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+
+pub const MAX_THREADS: usize = 4096;
+pub const MAX_STATES: usize = flopscope_counter_file::layout::MAX_STATES;
+const DSTACK_BYTES: usize = 1 << 20;
+pub const XSAVE_BYTES: usize = 16384;
+pub const SIGSAVE_BYTES: usize = 4096;
+
+pub struct Thread {
+    /// Creation order (0: the thread that took the program over).
+    pub index: u32,
+    pub tid: u64,
+    /// Bank of each region state, null until used.
+    pub banks: [AtomicPtr<u8>; MAX_STATES],
+    /// The current region state.
+    pub state: AtomicU32,
+    /// Entries into each state's innermost region.
+    pub entries: [std::sync::atomic::AtomicU64; MAX_STATES],
+    pub dstack_top: u64,
+    pub xsave: u64,
+    /// Bottom of the stack where signal entries save scratch words.
+    pub sigsave: u64,
+}
+
+static THREADS: [AtomicPtr<Thread>; MAX_THREADS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_THREADS];
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+/// Threads created and not exited (the last to exit ends the process).
+pub static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// Address of the indirect-branch table, copied into every header.
+pub static IBL: AtomicUsize = AtomicUsize::new(0);
+
+/// Every thread created so far.
+pub fn all() -> impl Iterator<Item = &'static Thread> {
+    let n = COUNT.load(Ordering::Acquire).min(MAX_THREADS);
+    (0..n).filter_map(|i| {
+        let p = THREADS[i].load(Ordering::Acquire);
+        // SAFETY: threads are never freed.
+        (!p.is_null()).then(|| unsafe { &*p })
+    })
+}
+
+/// Creates a thread's state; `None` when memory or the thread table runs out.
+pub fn create(tid: u64) -> Option<&'static Thread> {
+    let index = COUNT.fetch_add(1, Ordering::AcqRel);
+    if index >= MAX_THREADS {
+        return None;
+    }
+    let dstack = sys::map_anon(DSTACK_BYTES, false)?;
+    let xsave = sys::map_anon(XSAVE_BYTES, false)?;
+    let sigsave = sys::map_anon(SIGSAVE_BYTES, false)?;
+    let t = Box::new(Thread {
+        index: index as u32,
+        tid,
+        banks: [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_STATES],
+        state: AtomicU32::new(0),
+        entries: [const { std::sync::atomic::AtomicU64::new(0) }; MAX_STATES],
+        dstack_top: dstack as u64 + DSTACK_BYTES as u64 - 64,
+        xsave: xsave as u64,
+        sigsave: sigsave as u64,
+    });
+    let t: &'static Thread = Box::leak(t);
+    t.bank(0)?;
+    THREADS[index].store(t as *const Thread as *mut Thread, Ordering::Release);
+    LIVE.fetch_add(1, Ordering::AcqRel);
+    Some(t)
+}
+
+impl Thread {
+    /// The bank of region state `state`, mapped on first use.
+    pub fn bank(&self, state: u32) -> Option<*mut u8> {
+        let slot = self.banks.get(state as usize)?;
+        let p = slot.load(Ordering::Acquire);
+        if !p.is_null() {
+            return Some(p);
+        }
+        let b = sys::map_anon(BANK_BYTES, false)?;
+        let words = b as *mut u64;
+        // SAFETY: a fresh mapping of BANK_BYTES bytes.
+        unsafe {
+            *words.add(header::THREAD as usize / 8) = self as *const Thread as u64;
+            *words.add(header::DSTACK as usize / 8) = self.dstack_top;
+            *words.add(header::XSAVE as usize / 8) = self.xsave;
+            *words.add(header::IBL_TABLE as usize / 8) = IBL.load(Ordering::Acquire) as u64;
+            *words.add(header::SIGSAVE as usize / 8) = self.sigsave;
+            *words.add(header::BANK_SELF as usize / 8) = b as u64;
+        }
+        slot.store(b, Ordering::Release);
+        Some(b)
+    }
+
+    /// The counters of `state`'s bank (null if never used) as a slice of
+    /// `slots` words.
+    pub fn counters(&self, state: usize, slots: usize) -> Option<&[u64]> {
+        let p = self.banks.get(state)?.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: a bank holds MAX_SLOTS counters after its header.
+        Some(unsafe {
+            std::slice::from_raw_parts(p.add(header::COUNTERS) as *const u64, slots.min(header::MAX_SLOTS))
+        })
+    }
+
+    /// Moves this thread (the caller) to `state`'s bank: copies the kept
+    /// header words and sets gs. Returns false if no bank could be mapped.
+    pub fn switch_to(&self, state: u32, current: *mut u8) -> bool {
+        let Some(next) = self.bank(state) else {
+            return false;
+        };
+        if next != current {
+            // SAFETY: both banks start with a header of KEPT bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(current, next, header::KEPT.end);
+            }
+            // SAFETY: the bank's own address word, within its header.
+            unsafe { *(next.add(header::BANK_SELF as usize) as *mut u64) = next as u64 };
+            sys::set_gs(next as u64);
+        }
+        self.state.store(state, Ordering::Release);
+        true
+    }
+}
+
+/// The calling thread's current bank (its gs base).
+pub fn current_bank() -> *mut u8 {
+    let p: u64;
+    // SAFETY: gs:[BANK_SELF] holds the bank's address in every bank.
+    unsafe { std::arch::asm!("mov {}, gs:[0x78]", out(reg) p, options(nostack, readonly)) };
+    p as *mut u8
+}
+
+/// The calling thread (from gs:[0]).
+pub fn current() -> &'static Thread {
+    let p: u64;
+    // SAFETY: gs:[0] holds the thread pointer in every bank.
+    unsafe { std::arch::asm!("mov {}, gs:[0]", out(reg) p, options(nostack, readonly)) };
+    // SAFETY: threads are never freed.
+    unsafe { &*(p as *const Thread) }
+}
+
+/// Zeroes every thread's counters and forgets all threads but `keep` (a
+/// forked child starts counting from nothing, with one thread).
+pub fn reset_after_fork(keep: &Thread, slots: usize) {
+    for t in all() {
+        for s in 0..MAX_STATES {
+            let p = t.banks[s].load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: the counters of a mapped bank.
+                unsafe { std::ptr::write_bytes(p.add(header::COUNTERS), 0, slots.min(header::MAX_SLOTS) * 8) };
+            }
+            t.entries[s].store(0, Ordering::Relaxed);
+        }
+    }
+    for (i, slot) in THREADS.iter().enumerate() {
+        let p = slot.load(Ordering::Acquire);
+        if !p.is_null() && !std::ptr::eq(p, keep) {
+            THREADS[i].store(std::ptr::null_mut(), Ordering::Release);
+        }
+    }
+    LIVE.store(1, Ordering::Release);
+}

@@ -1,0 +1,155 @@
+//! The translator's shared state: translated blocks, counter slots, code
+//! arenas, the indirect-branch table. One lock; held only while translating
+//! or linking (cache code never takes it).
+
+use crate::cache::{self, Arena, IblTable};
+use crate::header;
+use crate::slots::Slots;
+use crate::translate::{self, Exit, Resolver};
+use flopscope_isa::Classifier;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::Ordering;
+use std::sync::{Mutex, MutexGuard};
+
+/// Program addresses are already well spread: hash them by multiplication.
+#[derive(Default)]
+pub struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+pub type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
+
+pub struct Translator {
+    pub blocks: AddrMap<u64>,
+    pub slots: Slots,
+    arenas: Vec<Arena>,
+    pub ibl: IblTable,
+    classifier: Classifier,
+    /// XSAVE-family instructions were translated (their bytes are not counted).
+    pub uncounted_state: bool,
+}
+
+static STATE: Mutex<Option<Translator>> = Mutex::new(None);
+
+/// Sets up the translator (once, at take-over).
+pub fn init() -> Result<(), String> {
+    let ibl = IblTable::new().ok_or("cannot map the indirect-branch table")?;
+    crate::thread::IBL.store(ibl.base() as usize, Ordering::Release);
+    *lock() = Some(Translator {
+        blocks: AddrMap::default(),
+        slots: Slots::default(),
+        arenas: Vec::new(),
+        ibl,
+        classifier: Classifier::new(),
+        uncounted_state: false,
+    });
+    Ok(())
+}
+
+pub fn lock() -> MutexGuard<'static, Option<Translator>> {
+    STATE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The lock if it is free now (a fatal signal may arrive while it is held).
+pub fn try_lock() -> Option<MutexGuard<'static, Option<Translator>>> {
+    for _ in 0..1000 {
+        match STATE.try_lock() {
+            Ok(g) => return Some(g),
+            Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => std::thread::yield_now(),
+        }
+    }
+    None
+}
+
+/// The cache address of the block at `pc`, translating it if needed.
+pub fn lookup_or_translate(pc: u64) -> Result<u64, String> {
+    let mut g = lock();
+    let t = g.as_mut().ok_or("the translator is not set up")?;
+    t.get(pc)
+}
+
+struct Exits<'a> {
+    blocks: &'a AddrMap<u64>,
+    arena: &'a mut Arena,
+}
+
+impl Resolver for Exits<'_> {
+    fn resolve(&mut self, target: u64) -> Result<u64, String> {
+        if let Some(c) = self.blocks.get(&target) {
+            return Ok(*c);
+        }
+        let desc = Box::into_raw(Box::new(Exit::Direct { target, stub: 0 }));
+        let stub = self.arena.stub(desc as u64).ok_or("the code cache arena is full")?;
+        // SAFETY: desc was just allocated and is not shared yet.
+        unsafe { *desc = Exit::Direct { target, stub } };
+        Ok(stub)
+    }
+
+    fn exit_desc(&mut self, exit: Exit) -> u64 {
+        Box::into_raw(Box::new(exit)) as u64
+    }
+}
+
+impl Translator {
+    pub fn get(&mut self, pc: u64) -> Result<u64, String> {
+        if let Some(c) = self.blocks.get(&pc) {
+            return Ok(*c);
+        }
+        let dec = translate::decode(pc, &mut self.classifier)?;
+        let ai = match self.arenas.iter().position(|a| a.reaches(pc)) {
+            Some(i) => i,
+            None => {
+                self.arenas.push(Arena::near(pc).ok_or("cannot map a code cache arena")?);
+                self.arenas.len() - 1
+            }
+        };
+        let arena = &mut self.arenas[ai];
+        arena.align(16);
+        let start = arena.next;
+        let (ibl, enter) = (arena.ibl, arena.enter);
+        let mut exits = Exits { blocks: &self.blocks, arena };
+        let built = translate::build(&dec, &mut self.slots, &mut self.classifier, &mut exits, start, ibl, enter)?;
+        if self.slots.descs.len() >= header::MAX_SLOTS {
+            return Err(format!("more than {} counter slots: the program is too large for this version", header::MAX_SLOTS));
+        }
+        self.uncounted_state |= built.uncounted_state;
+        let at = translate::place(&built.list, &mut self.arenas[ai])?;
+        debug_assert_eq!(at, start);
+        self.blocks.insert(pc, at);
+        self.ibl.insert(pc, at);
+        Ok(at)
+    }
+
+    /// Forgets the blocks translated from `lo..hi` (code unmapped): later
+    /// execution there is translated afresh. Direct links from other blocks
+    /// into them stay; see the README's limits.
+    pub fn forget(&mut self, lo: u64, hi: u64) -> usize {
+        let before = self.blocks.len();
+        self.blocks.retain(|pc, _| *pc < lo || *pc >= hi);
+        let n = before - self.blocks.len();
+        if n > 0 {
+            self.ibl.remove_range(lo, hi);
+        }
+        n
+    }
+}
+
+/// Links the stub of `exit` to the block at `cache`.
+pub fn link(stub: u64, cache: u64) {
+    // SAFETY: the literal of a stub made by `Arena::stub`.
+    unsafe { (*cache::stub_literal(stub)).store(cache, Ordering::Release) };
+}
