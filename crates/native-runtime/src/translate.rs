@@ -32,8 +32,10 @@ pub enum Exit {
     IblMiss,
     /// A `syscall` instruction; the program continues at `next`.
     Syscall { next: u64 },
-    /// A region marker whose name is at the address `mem` computes.
-    Marker { kind: u8, next: u64, mem: MemRef },
+    /// A region marker whose name is at the address `mem` computes; the
+    /// marker instruction itself is counted in `slot`, in the state with the
+    /// region closed (before a begin, after an end), as the emulate engine does.
+    Marker { kind: u8, next: u64, mem: MemRef, slot: u32 },
 }
 
 /// A memory operand, evaluated by the dispatcher from saved registers.
@@ -211,8 +213,14 @@ pub fn build(
     } else {
         dec.insns.len() - 1
     };
+    let mut marker_desc = Desc::default();
+    let marker_at = matches!(dec.end, End::Marker { .. }).then(|| dec.insns.len() - 1);
     for (i, (insn, info)) in dec.insns.iter().enumerate() {
-        stat.add_static(info, insn);
+        if marker_at == Some(i) {
+            marker_desc.add_static(info, insn);
+        } else {
+            stat.add_static(info, insn);
+        }
         if counter_at == Some(i) {
             list.push(emit::bump(block_slot));
         }
@@ -269,7 +277,8 @@ pub fn build(
             emit::exit(d, enter, &mut list);
         }
         End::Marker { kind, next, mem } => {
-            let d = resolver.exit_desc(Exit::Marker { kind, next, mem });
+            let slot = slots.add(std::mem::take(&mut marker_desc));
+            let d = resolver.exit_desc(Exit::Marker { kind, next, mem, slot });
             emit::exit(d, enter, &mut list);
         }
     }
