@@ -33,4 +33,18 @@ static inline long arg_long(int argc, char **argv, int i) {
     return v;
 }
 
+/* With -DWHOLE_REGION (and -I crates/markers/include): the region "program"
+ * spans everything from the executable's first constructor to the first
+ * exit handler (registered last, run first: before the loader unloads
+ * anything), so that two engines that take over at different points and
+ * load different libraries can be compared over the same instructions. */
+#ifdef WHOLE_REGION
+#include "flopscope.h"
+static void kernel__end(void) { FLOPSCOPE_REGION_END("program"); }
+__attribute__((constructor(101))) static void kernel__begin(void) {
+    FLOPSCOPE_REGION_BEGIN("program");
+    atexit(kernel__end);
+}
+#endif
+
 #endif

@@ -96,10 +96,15 @@ pub struct Run {
 /// Runs `flopscope count --no-native -o FILE -- exe args` with extra
 /// environment variables for the program.
 pub fn count<A: AsRef<OsStr>>(exe: &Path, args: &[A], env: &[(&str, &str)]) -> Run {
+    count_with("emulate", exe, args, env)
+}
+
+/// [`count`] under the engine named `engine` (`emulate`, `native`).
+pub fn count_with<A: AsRef<OsStr>>(engine: &str, exe: &Path, args: &[A], env: &[(&str, &str)]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
     let out = Command::new(FLOPSCOPE)
-        .args(["count", "--no-native", "--format", "json", "-o"])
+        .args(["count", "--engine", engine, "--no-native", "--format", "json", "-o"])
         .arg(&json)
         .arg("--")
         .arg(exe)
@@ -122,7 +127,12 @@ pub fn count<A: AsRef<OsStr>>(exe: &Path, args: &[A], env: &[(&str, &str)]) -> R
 
 /// Runs a program that must succeed and returns its complete report.
 pub fn count_ok<A: AsRef<OsStr>>(exe: &Path, args: &[A], env: &[(&str, &str)]) -> Report {
-    let run = count(exe, args, env);
+    count_ok_with("emulate", exe, args, env)
+}
+
+/// [`count_ok`] under the engine named `engine`.
+pub fn count_ok_with<A: AsRef<OsStr>>(engine: &str, exe: &Path, args: &[A], env: &[(&str, &str)]) -> Report {
+    let run = count_with(engine, exe, args, env);
     let shown: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
     assert_eq!(
         run.code, 0,

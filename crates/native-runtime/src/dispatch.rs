@@ -15,11 +15,15 @@ use iced_x86::Register;
 pub unsafe extern "C" fn fs_dispatch(ctx: *mut Context, exit: *const crate::translate::Exit) -> u64 {
     // SAFETY: per the contract.
     let (ctx, exit) = unsafe { (&mut *ctx, &*exit) };
-    let mut masked = signals::block_in_dispatcher();
+    let masked = signals::block_in_dispatcher();
+    if debug() {
+        let t = format!("[fs] exit {:?} rsp={:#x} rax={:#x}\n", exit, gs_word(header::APP_RSP), ctx.rax);
+        sys::write_all(2, t.as_bytes());
+    }
     let r = match exit {
         Exit::Direct { target, stub } => translator::lookup_or_translate(*target).inspect(|c| translator::link(*stub, *c)),
         Exit::IblMiss => translator::lookup_or_translate(gs_word(header::IBL_TARGET)),
-        Exit::Syscall { next } => syscalls::handle(ctx, *next, &mut masked),
+        Exit::Syscall { next } => syscalls::handle(ctx, *next, masked),
         Exit::Marker { kind, next, mem, slot } => {
             let at = address(ctx, mem);
             let mut name = [0u8; 64];
@@ -35,10 +39,32 @@ pub unsafe extern "C" fn fs_dispatch(ctx: *mut Context, exit: *const crate::tran
             translator::lookup_or_translate(*next)
         }
     };
-    signals::unblock(masked);
-    match r {
+    let target = match r {
         Ok(c) => c,
         Err(e) => fatal(0, &e),
+    };
+    match masked {
+        // Leave with the program's mask restored outside the dispatcher.
+        Some(mask) => {
+            set_gs_word(header::MASK, mask);
+            set_gs_word(header::NEXT, target);
+            signals::fs_unmask_and_go as *const () as u64
+        }
+        None => target,
+    }
+}
+
+/// `FLOPSCOPE_NATIVE_DEBUG` set: every dispatcher entry is logged to stderr.
+pub fn debug() -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static ON: AtomicU8 = AtomicU8::new(2);
+    match ON.load(Ordering::Relaxed) {
+        2 => {
+            let on = std::env::var_os("FLOPSCOPE_NATIVE_DEBUG").is_some();
+            ON.store(on as u8, Ordering::Relaxed);
+            on
+        }
+        v => v == 1,
     }
 }
 

@@ -173,6 +173,43 @@ pub fn load_target(branch: &Instruction) -> Instruction {
     m
 }
 
+/// Branch targets inside one block's added code: addresses no program uses.
+pub const LABEL_NATIVE: u64 = 0xffff_ffff_ffff_f000;
+pub const LABEL_SPECIAL: u64 = 0xffff_ffff_ffff_f001;
+
+/// `ins` with the label `at` (its IP, which branches in the block name).
+pub fn label(mut ins: Instruction, at: u64) -> Instruction {
+    ins.set_ip(at);
+    ins
+}
+
+pub fn popf() -> Instruction {
+    Instruction::with(Code::Popfq)
+}
+
+/// Before a `syscall`: branches to LABEL_SPECIAL when the number in rax is
+/// one the dispatcher handles, else falls through to LABEL_NATIVE (next).
+/// Uses rcx (the `syscall` clobbers it) and keeps the flags (pushed below
+/// the red zone; both labels must pop them and lift rsp by 128).
+pub fn syscall_check(out: &mut Vec<Instruction>) -> u64 {
+    out.push(lea_rsp(-128));
+    out.push(Instruction::with(Code::Pushfq));
+    out.push(ok(Instruction::with2(Code::Cmp_rm64_imm32, Register::RAX, 511i32)));
+    out.push(ok(Instruction::with_branch(Code::Ja_rel32_64, LABEL_NATIVE)));
+    out.push(ok(Instruction::with2(
+        Code::Mov_r64_imm64,
+        Register::RCX,
+        crate::syscalls::SPECIAL.as_ptr() as u64,
+    )));
+    out.push(ok(Instruction::with2(
+        Code::Cmp_rm8_imm8,
+        MemoryOperand::with_base_index(Register::RCX, Register::RAX),
+        0i32,
+    )));
+    out.push(ok(Instruction::with_branch(Code::Jne_rel32_64, LABEL_SPECIAL)));
+    LABEL_SPECIAL
+}
+
 pub fn load_rsp_top() -> Instruction {
     ok(Instruction::with2(Code::Mov_r64_rm64, Register::RAX, MemoryOperand::with_base(Register::RSP)))
 }

@@ -6,7 +6,7 @@
 //! ```text
 //! gs:[0x00]            the thread (its `Thread`)
 //! gs:[0x08..0x30]      scratch words of cache code (saved rax, rcx, flags, jump target, rcx before a REP)
-//! gs:[0x30..0x80]      app rsp at dispatcher entry, dispatcher stack, xsave area, IBL table, resume words
+//! gs:[0x30..0x90]      app rsp at dispatcher entry, dispatcher stack, xsave area, IBL table, resume words, signal words
 //! gs:[COUNTERS + 8*s]  counter slot s (block executions, active lanes, REP iterations)
 //! ```
 
@@ -25,8 +25,15 @@ pub const RESUME_CTX: i32 = 0x58;
 pub const RESUME_TARGET: i32 = 0x60;
 /// Where a signal handler's entry saves the scratch words (a small stack).
 pub const SIGSAVE: i32 = 0x68;
+/// Where `fs_unmask_and_go` continues after restoring the signal mask.
+pub const NEXT: i32 = 0x70;
 /// The bank's own address (not copied between banks).
 pub const BANK_SELF: i32 = 0x78;
+/// The program's signal mask, for `fs_unmask_and_go` to restore.
+pub const MASK: i32 = 0x80;
+/// The end of the thread's xsave areas (signal entries move XSAVE down the
+/// areas, one per nesting level, up to this).
+pub const XSAVE_LIMIT: i32 = 0x88;
 /// Header words copied when `gs` moves to another bank of the same thread.
 pub const KEPT: std::ops::Range<usize> = 0..0x78;
 

@@ -7,8 +7,11 @@
 //!   stack if the signal landed on it, and jumps to the handler's cache copy.
 //!   The handler's `rt_sigreturn` restores the words. The program is told
 //!   its own handler when it asks.
-//! - While the program has handlers, the dispatcher runs with signals
-//!   blocked (it holds the translator's lock).
+//! - Ordinary system calls run in the cache, so a signal interrupting one
+//!   finds the program's own context. While the program has handlers the
+//!   dispatcher runs with signals blocked (it holds the translator's lock)
+//!   and leaves through `fs_unmask_and_go`, which restores the mask with the
+//!   program's registers in place: pending signals land there.
 //! - Fatal signals with the default action write the counts first (a
 //!   crashed program gets a partial report), then take their default action.
 
@@ -30,12 +33,18 @@ const FATAL: [i32; 10] = [
     libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT,
     libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGXCPU,
 ];
-/// Scratch words saved per signal: SAVE_RAX..REP_RCX, APP_RSP, DSTACK, IBL_TARGET.
-const SAVED: [i32; 8] = [0x08, 0x10, 0x18, 0x20, 0x28, 0x30, 0x38, 0x50];
+/// Words saved per signal (96-byte entries): SAVE_RAX..REP_RCX, APP_RSP,
+/// DSTACK, XSAVE, IBL_TARGET, NEXT, MASK.
+const SAVED: [i32; 11] = [0x08, 0x10, 0x18, 0x20, 0x28, 0x30, 0x38, 0x40, 0x50, 0x70, 0x80];
+const ENTRY: u64 = 96;
 
 extern "C" {
     fn fs_signal_entry();
     fn fs_restore_rt();
+    /// Sets the signal mask to gs:[MASK], then jumps to gs:[NEXT], with
+    /// every register of the program intact: pending signals are delivered
+    /// here, outside the dispatcher, and their handlers run in the cache.
+    pub fn fs_unmask_and_go();
 }
 
 global_asm!(
@@ -47,7 +56,7 @@ fs_signal_entry:
     mov rax, gs:[0x68]
     mov rcx, rax
     and ecx, 4095
-    cmp ecx, 4032
+    cmp ecx, 4000
     jb 1f
     and rax, -4096
 1:
@@ -65,10 +74,22 @@ fs_signal_entry:
     mov [rax+40], rcx
     mov rcx, gs:[0x38]
     mov [rax+48], rcx
-    mov rcx, gs:[0x50]
+    mov rcx, gs:[0x40]
     mov [rax+56], rcx
-    add rax, 64
+    mov rcx, gs:[0x50]
+    mov [rax+64], rcx
+    mov rcx, gs:[0x70]
+    mov [rax+72], rcx
+    mov rcx, gs:[0x80]
+    mov [rax+80], rcx
+    add rax, 96
     mov gs:[0x68], rax
+    mov rcx, gs:[0x40]
+    cmp rcx, gs:[0x88]
+    jae 3f
+    add rcx, 4096
+    mov gs:[0x40], rcx
+3:
     mov rcx, gs:[0x38]
     cmp rsp, rcx
     ja 2f
@@ -89,6 +110,36 @@ fs_restore_rt:
     mov eax, 15
     syscall
     ud2
+
+    .globl fs_unmask_and_go
+    .type fs_unmask_and_go,@function
+fs_unmask_and_go:
+    lea rsp, [rsp - 128]
+    pushfq
+    push rax
+    push rcx
+    push rdx
+    push rsi
+    push rdi
+    push r10
+    push r11
+    mov eax, 14
+    mov edi, 2
+    mov rsi, gs:[0x78]
+    add rsi, 0x80
+    xor edx, edx
+    mov r10d, 8
+    syscall
+    pop r11
+    pop r10
+    pop rdi
+    pop rsi
+    pop rdx
+    pop rcx
+    pop rax
+    popfq
+    lea rsp, [rsp + 128]
+    jmp qword ptr gs:[0x70]
 "#,
     targets = sym FS_SIGNAL_TARGETS,
 );
@@ -96,16 +147,14 @@ fs_restore_rt:
 /// Restores the words the entry saved (the handler is returning).
 pub fn before_sigreturn() {
     let p = gs_word(header::SIGSAVE);
-    if p & 4095 < 64 {
+    if p & 4095 < ENTRY {
         return;
     }
-    let p = p - 64;
+    let p = p - ENTRY;
     for (i, off) in SAVED.iter().enumerate() {
-        // SAFETY: the entry wrote 8 words at p.
+        // SAFETY: the entry wrote these words at p.
         let w = unsafe { *((p + 8 * i as u64) as *const u64) };
-        if *off != header::APP_RSP {
-            set_gs_word(*off, w);
-        }
+        set_gs_word(*off, w);
     }
     set_gs_word(header::SIGSAVE, p);
 }
@@ -127,28 +176,6 @@ pub fn block_again(old: Option<u64>) {
     if old.is_some() {
         let _ = block_in_dispatcher();
     }
-}
-
-/// The program's `rt_sigprocmask` while the dispatcher blocks signals: acts
-/// on the mask to restore (`masked`), which the kernel applies on leaving.
-pub fn app_sigprocmask(masked: &mut Option<u64>, a: [u64; 6]) -> i64 {
-    let (how, set, oldset) = (a[0] as i32, a[1], a[2]);
-    let Some(cur) = *masked else { return -(libc::EINVAL as i64) };
-    if oldset != 0 {
-        // SAFETY: the program's sigset_t (8 bytes as the kernel sees it).
-        unsafe { *(oldset as *mut u64) = cur };
-    }
-    if set != 0 {
-        // SAFETY: as above.
-        let s = unsafe { *(set as *const u64) } & !((1 << (libc::SIGKILL - 1)) | (1 << (libc::SIGSTOP - 1)));
-        *masked = Some(match how {
-            libc::SIG_BLOCK => cur | s,
-            libc::SIG_UNBLOCK => cur & !s,
-            libc::SIG_SETMASK => s,
-            _ => return -(libc::EINVAL as i64),
-        });
-    }
-    0
 }
 
 pub fn unblock(old: Option<u64>) {

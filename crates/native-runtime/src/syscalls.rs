@@ -20,8 +20,25 @@ use std::sync::atomic::Ordering;
 const CLONE_VM: u64 = 0x100;
 const CLONE_VFORK: u64 = 0x4000;
 
+/// System calls the cache sends to the dispatcher (the others run in the
+/// cache): 1 at a system call's number.
+pub static SPECIAL: [u8; 512] = {
+    let mut t = [0u8; 512];
+    let nrs = [
+        libc::SYS_clone, libc::SYS_clone3, libc::SYS_fork, libc::SYS_vfork, libc::SYS_exit,
+        libc::SYS_exit_group, libc::SYS_execve, libc::SYS_execveat, libc::SYS_rt_sigaction,
+        libc::SYS_rt_sigreturn, libc::SYS_arch_prctl, libc::SYS_munmap,
+    ];
+    let mut i = 0;
+    while i < nrs.len() {
+        t[nrs[i] as usize] = 1;
+        i += 1;
+    }
+    t
+};
+
 /// `masked`: the program's signal mask while the dispatcher blocks signals.
-pub fn handle(ctx: &mut Context, next: u64, masked: &mut Option<u64>) -> Result<u64, String> {
+pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, String> {
     let nr = ctx.rax as i64;
     let a = [ctx.rdi, ctx.rsi, ctx.rdx, ctx.r10, ctx.r8, ctx.r9];
     let raw = |nr: i64, a: [u64; 6]| {
@@ -30,7 +47,7 @@ pub fn handle(ctx: &mut Context, next: u64, masked: &mut Option<u64>) -> Result<
     };
     let ret = match nr {
         libc::SYS_clone3 => -(libc::ENOSYS as i64),
-        libc::SYS_clone if a[0] & CLONE_VM != 0 && a[1] != 0 => new_thread(ctx, next, a, *masked)?,
+        libc::SYS_clone if a[0] & CLONE_VM != 0 && a[1] != 0 => new_thread(ctx, next, a, masked)?,
         libc::SYS_clone | libc::SYS_fork | libc::SYS_vfork => {
             let r = if nr == libc::SYS_clone {
                 raw(nr, [a[0] & !(CLONE_VM | CLONE_VFORK), 0, a[2], a[3], a[4], 0])
@@ -54,9 +71,9 @@ pub fn handle(ctx: &mut Context, next: u64, masked: &mut Option<u64>) -> Result<
         }
         libc::SYS_execve | libc::SYS_execveat => {
             out::flush(true);
-            signals::unblock(*masked);
+            signals::unblock(masked);
             let r = raw(nr, a);
-            signals::block_again(*masked);
+            signals::block_again(masked);
             out::flush(false);
             r
         }
@@ -67,7 +84,6 @@ pub fn handle(ctx: &mut Context, next: u64, masked: &mut Option<u64>) -> Result<
             // SAFETY: the frame the kernel built, at the program's rsp.
             unsafe { fs_sigreturn(frame) }
         }
-        libc::SYS_rt_sigprocmask if masked.is_some() => signals::app_sigprocmask(masked, a),
         libc::SYS_arch_prctl if matches!(a[0], 0x1001 | 0x1004) => {
             fatal(next, "the program uses the gs segment register (arch_prctl ARCH_SET_GS/ARCH_GET_GS), which the native engine keeps for itself: count it with --engine emulate")
         }
@@ -108,14 +124,19 @@ fn new_thread(ctx: &mut Context, next: u64, a: [u64; 6], masked: Option<u64>) ->
         std::ptr::copy_nonoverlapping(gs_word(header::XSAVE) as *const u8, child.xsave as *mut u8, thread::XSAVE_BYTES);
         let w = bank as *mut u64;
         *w.add(header::RESUME_CTX as usize / 8) = at;
-        *w.add(header::RESUME_TARGET as usize / 8) = target;
+        match masked {
+            // The child inherits the blocked mask: it starts by restoring the program's.
+            Some(mask) => {
+                *w.add(header::RESUME_TARGET as usize / 8) = crate::signals::fs_unmask_and_go as *const () as u64;
+                *w.add(header::NEXT as usize / 8) = target;
+                *w.add(header::MASK as usize / 8) = mask;
+            }
+            None => *w.add(header::RESUME_TARGET as usize / 8) = target,
+        }
         *w.add(header::APP_RSP as usize / 8) = a[1];
     }
     // SAFETY: clone with the program's arguments; the child never returns here.
-    // The child inherits the mask: give it the program's.
-    signals::unblock(masked);
     let r = unsafe { fs_clone(a[0], a[1], a[2], a[3], a[4], bank as u64) };
-    signals::block_again(masked);
     if r < 0 {
         thread::LIVE.fetch_sub(1, Ordering::AcqRel);
     }

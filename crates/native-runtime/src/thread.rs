@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 pub const MAX_THREADS: usize = 4096;
 pub const MAX_STATES: usize = flopscope_counter_file::layout::MAX_STATES;
 const DSTACK_BYTES: usize = 1 << 20;
-pub const XSAVE_BYTES: usize = 16384;
+/// One xsave area (AVX-512 state is ~2.7 KiB); a thread has XSAVE_LEVELS.
+pub const XSAVE_BYTES: usize = 4096;
+pub const XSAVE_LEVELS: usize = 16;
 pub const SIGSAVE_BYTES: usize = 4096;
 
 pub struct Thread {
@@ -53,7 +55,7 @@ pub fn create(tid: u64) -> Option<&'static Thread> {
         return None;
     }
     let dstack = sys::map_anon(DSTACK_BYTES, false)?;
-    let xsave = sys::map_anon(XSAVE_BYTES, false)?;
+    let xsave = sys::map_anon(XSAVE_BYTES * XSAVE_LEVELS, false)?;
     let sigsave = sys::map_anon(SIGSAVE_BYTES, false)?;
     let t = Box::new(Thread {
         index: index as u32,
@@ -89,6 +91,7 @@ impl Thread {
             *words.add(header::XSAVE as usize / 8) = self.xsave;
             *words.add(header::IBL_TABLE as usize / 8) = IBL.load(Ordering::Acquire) as u64;
             *words.add(header::SIGSAVE as usize / 8) = self.sigsave;
+            *words.add(header::XSAVE_LIMIT as usize / 8) = self.xsave + ((XSAVE_LEVELS - 1) * XSAVE_BYTES) as u64;
             *words.add(header::BANK_SELF as usize / 8) = b as u64;
         }
         slot.store(b, Ordering::Release);

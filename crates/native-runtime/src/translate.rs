@@ -273,6 +273,16 @@ pub fn build(
             list.push(emit::jmp(ibl));
         }
         End::Syscall { next } => {
+            // Ordinary system calls run here; those the engine must see
+            // (syscalls::SPECIAL) exit to the dispatcher.
+            let (insn, _) = dec.insns.last().expect("the syscall");
+            let special = emit::syscall_check(&mut list);
+            list.push(emit::label(emit::popf(), emit::LABEL_NATIVE));
+            list.push(emit::lea_rsp(128));
+            list.push(*insn);
+            go(resolver, &mut list, next)?;
+            list.push(emit::label(emit::popf(), special));
+            list.push(emit::lea_rsp(128));
             let d = resolver.exit_desc(Exit::Syscall { next });
             emit::exit(d, enter, &mut list);
         }
