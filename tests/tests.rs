@@ -21,3 +21,5 @@ mod report_cli;
 mod cli_engines;
 // Region counts under the perf engine: the markers reading a software event directly.
 mod perf_regions;
+// The native engine: against the emulate engine, closed forms on AVX-512, threads, signals.
+mod native;

@@ -462,11 +462,11 @@ impl Failures {
     }
 
     /// Compares a derived histogram (access size -> difference) exactly.
-    pub fn equal_map(
+    pub fn equal_map<K: std::fmt::Debug + Eq, V: std::fmt::Debug + Eq>(
         &mut self,
         what: &str,
-        expected: &BTreeMap<u64, i64>,
-        got: &BTreeMap<u64, i64>,
+        expected: &BTreeMap<K, V>,
+        got: &BTreeMap<K, V>,
     ) {
         if expected != got {
             self.0

@@ -1,0 +1,353 @@
+//! The native engine: equal to the emulate engine (its oracle) on every
+//! kernel both can run, equal to closed forms on AVX-512 kernels (masked
+//! lanes, masked loads and stores, gathers, scatters), exact with threads
+//! and signal handlers, and clear about what it cannot run.
+//!
+//! Engine-vs-engine comparisons build the kernels with -DWHOLE_REGION
+//! (kernel.h): the region "program" spans the same instructions under both
+//! engines, although they take the program over at different points, and is
+//! compared whole (FLOP and bytes by access size). Both runs bind symbols
+//! at start (LD_BIND_NOW=1), so no lazy binding runs inside the region, and
+//! glibc is told to ignore AVX-512 (GLIBC_TUNABLES): on an AVX-512 machine it
+//! would otherwise pick memset/memcpy variants storing 64 bytes at a time,
+//! where under QEMU (no AVX-512) it picks 32-byte ones: the same bytes in
+//! other access sizes.
+
+use crate::support::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+const SSE3: &[&str] = &["-O2", "-msse3"];
+const SSE41: &[&str] = &["-O2", "-msse4.1"];
+const AVX512: &[&str] = &["-O3", "-march=x86-64-v4", "-mprefer-vector-width=512"];
+const BIND_NOW: (&str, &str) = ("LD_BIND_NOW", "1");
+const NO_AVX512_IN_GLIBC: (&str, &str) = (
+    "GLIBC_TUNABLES",
+    "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512ER,-AVX512PF",
+);
+
+/// Whole-program keys compared between engines (bytes differ outside the
+/// region: the loader's work before the native engine takes over).
+const FLOP_KEYS: [&str; 5] = ["flop", "flop_by_op", "flop_by_width", "fp_elements", "fp_instructions"];
+/// Region keys compared between engines: all but `instructions` (QEMU counts
+/// a REP string once per iteration, the native engine once).
+const REGION_KEYS: [&str; 8] = [
+    "entries", "flop", "flop_by_op", "flop_by_width", "fp_elements", "fp_instructions", "bytes", "mem_accesses",
+];
+
+fn markers_include() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../markers/include").display().to_string()
+}
+
+fn with_region(flags: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+    v.extend(["-DWHOLE_REGION".to_string(), "-I".to_string(), markers_include()]);
+    v
+}
+
+fn region<'a>(r: &'a Report, name: &str) -> Option<&'a Value> {
+    r.0["regions"].as_array()?.iter().find(|g| g["name"] == name)
+}
+
+/// Runs one kernel under both engines and lists every difference.
+fn compare(source: &str, flags: &[String], args: &[&str], env: &[(&str, &str)], region_too: bool) -> Vec<String> {
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let exe = build(source, &flags);
+    let mut env = env.to_vec();
+    env.push(BIND_NOW);
+    env.push(NO_AVX512_IN_GLIBC);
+    let e = count_ok_with("emulate", &exe, args, &env);
+    let n = count_ok_with("native", &exe, args, &env);
+    let what = format!("{source} [{}] {args:?}", flags.join(" "));
+    let mut out = Vec::new();
+    if e.flop("total") == 0 {
+        out.push(format!("{what}: the kernel did no FLOP (bad arguments?)"));
+    }
+    for k in FLOP_KEYS {
+        if e.0[k] != n.0[k] {
+            out.push(format!("{what}: {k}: emulate {} native {}", e.0[k], n.0[k]));
+        }
+    }
+    if region_too {
+        match (region(&e, "program"), region(&n, "program")) {
+            (Some(re), Some(rn)) => {
+                for k in REGION_KEYS {
+                    if re[k] != rn[k] {
+                        out.push(format!("{what}: region program {k}: emulate {} native {}", re[k], rn[k]));
+                    }
+                }
+            }
+            _ => out.push(format!("{what}: region \"program\" missing")),
+        }
+    }
+    out
+}
+
+#[test]
+fn native_equals_emulate_on_every_kernel() {
+    let precisions: [&[&str]; 2] = [&[], &["-DSINGLE"]];
+    let mut cases: Vec<(&str, Vec<String>, Vec<&str>, Vec<(&str, &str)>, bool)> = Vec::new();
+    let with = |base: &[&str], extra: &[&str]| -> Vec<String> {
+        let mut v = base.to_vec();
+        v.extend_from_slice(extra);
+        with_region(&v)
+    };
+    for base in FLAG_SETS {
+        for p in precisions {
+            cases.push(("matmul.c", with(base, p), vec!["17", "2"], vec![], true));
+            cases.push(("triad.c", with(base, p), vec!["1001", "10"], vec![], true));
+            cases.push(("triad_vec.c", with(base, p), vec!["1000", "10"], vec![], true));
+            cases.push(("sqrtdiv.c", with(&with_math(base), p), vec!["1001", "3"], vec![], true));
+        }
+        cases.push(("minmax.c", with(base, &[]), vec!["1000"], vec![], true));
+    }
+    for base in [SSE3, AVX, AVX2_FMA] {
+        cases.push(("hadd.c", with(base, &[]), vec!["1000"], vec![], true));
+    }
+    for base in [SSE41, AVX, AVX2_FMA] {
+        cases.push(("dp.c", with(base, &[]), vec!["1000"], vec![], true));
+    }
+    cases.push(("fma.c", with(AVX2_FMA, &[]), vec!["1000"], vec![], true));
+    for base in [&["-O2", "-fno-math-errno"][..], &["-O2", "-mavx2", "-mfma", "-fno-math-errno"]] {
+        cases.push(("x87.c", with(base, &[]), vec!["1000"], vec![], true));
+    }
+    // With more than one thread, the bytes libgomp's barriers move depend on
+    // which thread gets there first (two emulate runs differ too): FLOP only.
+    for threads in ["1", "2"] {
+        cases.push((
+            "omp_triad.c",
+            with(&["-O2", "-fopenmp"], &[]),
+            vec!["1000", "4"],
+            vec![("OMP_NUM_THREADS", threads)],
+            threads == "1",
+        ));
+    }
+    for base in [&["-O2"][..], &["-O2", "-mavx2", "-mfma"]] {
+        let flags: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        cases.push(("daxpy.f90", flags, vec!["1001", "5"], vec![], false));
+    }
+    let mut mismatches = Vec::new();
+    for (source, flags, args, env, region_too) in &cases {
+        mismatches.extend(compare(source, flags, args, env, *region_too));
+    }
+    assert!(mismatches.is_empty(), "{} case(s) differ:\n{}", mismatches.len(), mismatches.join("\n"));
+}
+
+fn with_math<'a>(base: &[&'a str]) -> Vec<&'a str> {
+    let mut v = base.to_vec();
+    v.push("-fno-math-errno");
+    v
+}
+
+fn have_avx512() -> bool {
+    std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|c| c.split_whitespace().any(|w| w == "avx512f"))
+}
+
+fn require_avx512() {
+    assert!(
+        have_avx512(),
+        "the AVX-512 tests of the native engine need a CPU with AVX-512F (this one has none)"
+    );
+}
+
+/// A region's `fp_instructions` rows as (precision, width, lanes, op, masked) -> (count, flop).
+fn rows(g: &Value) -> std::collections::BTreeMap<(String, u64, u64, String, bool), (u64, u64)> {
+    g["fp_instructions"]
+        .as_array()
+        .expect("fp_instructions")
+        .iter()
+        .map(|r| {
+            (
+                (
+                    r["precision"].as_str().unwrap().to_string(),
+                    r["width_bits"].as_u64().unwrap(),
+                    r["lanes"].as_u64().unwrap(),
+                    r["op"].as_str().unwrap().to_string(),
+                    r["masked"].as_bool().unwrap(),
+                ),
+                (r["count"].as_u64().unwrap(), r["flop"].as_u64().unwrap()),
+            )
+        })
+        .collect()
+}
+
+fn accesses(g: &Value, dir: &str, size: u64) -> u64 {
+    g["mem_accesses"][dir][size.to_string()].as_u64().unwrap_or(0)
+}
+
+#[test]
+fn avx512_masked_lanes_loads_stores_gathers_and_scatters() {
+    require_avx512();
+    let inc = markers_include();
+    let exe = build("native/avx512_masked.c", &["-O2", "-march=x86-64-v4", "-I", &inc]);
+    let reps = 3u64;
+    let run = |n: u64| count_ok_with("native", &exe, &[n.to_string(), reps.to_string()], &[]);
+    let row = |p: &str, lanes: u64, op: &str, masked: bool| (p.to_string(), 512, lanes, op.to_string(), masked);
+    let mut f = Failures::default();
+    let mut reports = Vec::new();
+    for n in [1003u64, 2003, 1005] {
+        let r = run(n);
+        let (q, rem) = (n / 8, n % 8);
+        let what = |k: &str| format!("avx512_masked {n} {reps}: {k}");
+        let g = |name: &str| region(&r, name).unwrap_or_else(|| panic!("region {name} missing")).clone();
+        let mut triad = std::collections::BTreeMap::new();
+        triad.insert(row("fp64", 8, "fma", false), (q * reps, 16 * q * reps));
+        if rem > 0 {
+            triad.insert(row("fp64", 8, "fma", true), (reps, 2 * rem * reps));
+        }
+        f.equal_map(&what("triad rows"), &triad, &rows(&g("triad")));
+        let mut sum32 = std::collections::BTreeMap::new();
+        sum32.insert(row("fp32", 16, "add", true), (n.div_ceil(16) * reps, n * reps));
+        f.equal_map(&what("sum32 rows"), &sum32, &rows(&g("sum32")));
+        let mut gather = std::collections::BTreeMap::new();
+        gather.insert(row("fp64", 8, "add", true), (n.div_ceil(8) * reps, n * reps));
+        f.equal_map(&what("gather rows"), &gather, &rows(&g("gather")));
+        f.equal(&what("scatter flop"), 0, g("scatter")["flop"]["total"].as_i64().unwrap());
+        f.equal(&what("sum32 4-byte reads"), (n * reps) as i64, accesses(&g("sum32"), "read", 4) as i64);
+        f.equal(&what("whole-program FLOP"), ((16 * q + 2 * rem + 2 * n) * reps) as i64, r.flop("total") as i64);
+        reports.push((n, r));
+    }
+    // The same code around the kernels at every N: differences are exact.
+    let delta = |a: usize, b: usize, name: &str, dir: &str, size: u64| {
+        let ga = region(&reports[a].1, name).unwrap().clone();
+        let gb = region(&reports[b].1, name).unwrap().clone();
+        accesses(&gb, dir, size) as i64 - accesses(&ga, dir, size) as i64
+    };
+    let r = reps as i64;
+    // 1003 -> 2003: 125 more whole vectors, same remainder (3).
+    f.equal("triad 64-byte reads, 2003 vs 1003", 2 * 125 * r, delta(0, 1, "triad", "read", 64));
+    f.equal("triad 64-byte writes, 2003 vs 1003", 125 * r, delta(0, 1, "triad", "write", 64));
+    f.equal("triad 8-byte reads, 2003 vs 1003", 0, delta(0, 1, "triad", "read", 8));
+    f.equal("gather 8-byte reads, 2003 vs 1003", 1000 * r, delta(0, 1, "gather", "read", 8));
+    f.equal("gather 32-byte index reads, 2003 vs 1003", 125 * r, delta(0, 1, "gather", "read", 32));
+    f.equal("scatter 8-byte writes, 2003 vs 1003", 1000 * r, delta(0, 1, "scatter", "write", 8));
+    // 1003 -> 1005: two more active lanes in every masked remainder.
+    f.equal("triad masked 8-byte reads, 1005 vs 1003", 2 * 2 * r, delta(0, 2, "triad", "read", 8));
+    f.equal("triad masked 8-byte writes, 1005 vs 1003", 2 * r, delta(0, 2, "triad", "write", 8));
+    f.equal("gather 8-byte reads, 1005 vs 1003", 2 * r, delta(0, 2, "gather", "read", 8));
+    f.equal("scatter 8-byte writes, 1005 vs 1003", 2 * r, delta(0, 2, "scatter", "write", 8));
+    f.equal("sum32 4-byte reads, 1005 vs 1003", 2 * r, delta(0, 2, "sum32", "read", 4));
+    f.assert_none();
+}
+
+#[test]
+fn avx512_compiled_kernels_equal_their_closed_forms() {
+    require_avx512();
+    let mut f = Failures::default();
+    for (precision, extra) in [("fp64", &[][..]), ("fp32", &["-DSINGLE"][..])] {
+        let mut flags = AVX512.to_vec();
+        flags.extend_from_slice(extra);
+        let (n, reps) = (67u64, 2u64);
+        let r = count_ok_with("native", &build("matmul.c", &flags), &[n.to_string(), reps.to_string()], &[]);
+        let e = Expect::new().flop(precision, 2 * n * n * n * reps).op("fma", 2 * n * n * n * reps);
+        f.expect(&format!("matmul.c [{}] {n} {reps}", flags.join(" ")), &r, &e);
+        let wide = r.flop_by_width().iter().filter(|((_, w), _)| *w == 512).map(|(_, v)| *v).sum::<u64>();
+        if wide == 0 {
+            f.equal(&format!("matmul.c [{}]: 512-bit FLOP", flags.join(" ")), 1, 0);
+        }
+        let (n, reps) = (1001u64, 10u64);
+        let r = count_ok_with("native", &build("triad.c", &flags), &[n.to_string(), reps.to_string()], &[]);
+        let e = Expect::new().flop(precision, 2 * n * reps).op("fma", 2 * n * reps);
+        f.expect(&format!("triad.c [{}] {n} {reps}", flags.join(" ")), &r, &e);
+    }
+    f.assert_none();
+}
+
+/// omp_triad.c: 2 N REPS FLOP whatever the thread count, every time.
+#[test]
+fn openmp_exact_with_any_thread_count_20_times() {
+    let exe = build("omp_triad.c", &["-O2", "-fopenmp"]);
+    let (n, reps) = (1000u64, 4u64);
+    let e = Expect::new().flop("fp64", 2 * n * reps).op("add", n * reps).op("mul", n * reps);
+    let mut f = Failures::default();
+    let runs = [1, 2, 8].into_iter().chain(std::iter::repeat_n(8, 20));
+    let mut first8: Option<Value> = None;
+    for (i, threads) in runs.enumerate() {
+        let r = count_ok_with("native", &exe, &[n.to_string(), reps.to_string()], &[("OMP_NUM_THREADS", &threads.to_string())]);
+        let what = format!("omp_triad.c OMP_NUM_THREADS={threads} (run {i})");
+        f.expect(&what, &r, &e);
+        let rows = r.0["threads"].as_array().expect("threads");
+        f.equal(&format!("{what}: threads rows"), threads as i64, rows.len() as i64);
+        let sum: u64 = rows.iter().map(|t| t["flop"]["total"].as_u64().unwrap()).sum();
+        f.equal(&format!("{what}: sum of threads[].flop.total"), (2 * n * reps) as i64, sum as i64);
+        if threads == 8 {
+            let flop: Value = FLOP_KEYS.iter().map(|k| (k.to_string(), r.0[*k].clone())).collect::<serde_json::Map<_, _>>().into();
+            match &first8 {
+                None => first8 = Some(flop),
+                Some(v) if *v != flop => f.equal(&format!("{what}: FLOP identical to the first 8-thread run"), 1, 0),
+                _ => {}
+            }
+        }
+    }
+    f.assert_none();
+}
+
+#[test]
+fn signal_handlers_run_counted_even_when_they_longjmp() {
+    let exe = build("native/signals.c", &["-O2", "-msse2"]);
+    let (n, m) = (50u64, 10u64);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = Command::new(FLOPSCOPE)
+        .args(["count", "--engine", "native", "--no-native", "-o"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .args([n.to_string(), m.to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("usr1 {n} usr2 {n}\n"), "the program's own output");
+    let r = Report(serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap());
+    let e = Expect::new()
+        .insn("fp64", 64, 1, "add", n * m, 1)
+        .insn("fp64", 64, 1, "mul", n * m, 1)
+        .op("add", n * m)
+        .op("mul", n * m);
+    let mut f = Failures::default();
+    f.expect(&format!("signals {n} {m}"), &r, &e);
+    f.assert_none();
+}
+
+#[test]
+fn crash_keeps_the_counts_and_the_signal() {
+    let n = 1000;
+    let exe = build("segv.c", AVX2_FMA);
+    let run = count_with("native", &exe, &[n.to_string()], &[]);
+    assert_eq!(run.code, 128 + 11, "flopscope's exit code:\n{}", run.stderr);
+    let r = run.report.expect("a report for a crashed program");
+    assert_eq!(r.0["exit_status"], "signal:SIGSEGV");
+    assert_eq!(r.0["complete"], false);
+    let e = Expect::new().insn("fp64", 256, 4, "fma", n, 8).op("fma", 8 * n);
+    let mut f = Failures::default();
+    f.expect("segv.c under the native engine", &r, &e);
+    f.assert_none();
+}
+
+#[test]
+fn exit_status_passes_through() {
+    let exe = build("exit3.c", &["-O2"]);
+    let run = count_with("native", &exe, &[] as &[&str], &[]);
+    assert_eq!(run.code, 3, "flopscope's exit code:\n{}", run.stderr);
+    let r = run.report.expect("a report");
+    assert_eq!(r.0["exit_status"], 3);
+    assert_eq!(r.0["engine"], "native");
+}
+
+#[test]
+fn static_programs_are_refused_with_the_remedy() {
+    let exe = build("exit3.c", &["-O2", "-static"]);
+    let run = count_with("native", &exe, &[] as &[&str], &[]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("statically linked") && run.stderr.contains("--engine emulate"), "{}", run.stderr);
+}
+
+#[test]
+fn a_program_using_gs_is_stopped_with_a_clear_message() {
+    let exe = build("native/uses_gs.c", &["-O2"]);
+    let run = count_with("native", &exe, &[] as &[&str], &[]);
+    assert!(run.stderr.contains("gs segment register") && run.stderr.contains("--engine emulate"), "{}", run.stderr);
+    let r = run.report.expect("a partial report");
+    assert_eq!(r.0["complete"], false);
+}
