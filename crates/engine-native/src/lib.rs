@@ -10,6 +10,7 @@
 //!     options: NativeOptions {
 //!         runtime: "libflopscope_native_runtime.so".into(),
 //!         work_dir: std::env::temp_dir(),
+//!         follow_exec: true,
 //!     },
 //! };
 //! let report = engine.count(&["./triad".to_string()]).unwrap();
@@ -52,6 +53,9 @@ pub struct NativeOptions {
     pub runtime: PathBuf,
     /// Directory for the counter files (removed by the caller).
     pub work_dir: PathBuf,
+    /// Count programs the counted program starts with exec (each in its own
+    /// counter file, merged into the job's totals).
+    pub follow_exec: bool,
 }
 
 pub struct NativeEngine {
@@ -97,6 +101,7 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         .env(OUT_ENV, &counter_path)
         // Tells the Rust markers (flopscope-markers) that this run is counted.
         .env("FLOPSCOPE_COUNTING", "1")
+        .envs((!opts.follow_exec).then_some(("FLOPSCOPE_NATIVE_NO_FOLLOW", "1")))
         .status()
         .map_err(|e| NativeError::Spawn(exe.clone(), e))?;
     if !counters.attached() {

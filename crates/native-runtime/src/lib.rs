@@ -84,6 +84,8 @@ fs_init_stub:
 /// The environment variable naming the counter file; without it the
 /// library does nothing.
 pub const OUT_ENV: &str = "FLOPSCOPE_NATIVE_OUT";
+/// Set: programs the counted one starts with exec run uncounted.
+pub const NO_FOLLOW_ENV: &str = "FLOPSCOPE_NATIVE_NO_FOLLOW";
 
 /// Sets the engine up and returns the cache address of the constructor's
 /// return address (0: run natively, uncounted).
@@ -100,6 +102,9 @@ pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
         0
     };
     if let Err(e) = out::attach(&path) {
+        if e == out::NOT_FOLLOWED {
+            return 0;
+        }
         return fail(e);
     }
     if let Err(e) = translator::init() {

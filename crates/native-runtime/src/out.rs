@@ -62,12 +62,18 @@ pub fn attach(path: &str) -> Result<(), String> {
     if v.word(word::PID).compare_exchange(0, pid, Ordering::AcqRel, Ordering::Acquire).is_err() {
         // SAFETY: unmapping our own mapping.
         unsafe { libc::munmap(p as *mut libc::c_void, FILE_BYTES) };
+        if std::env::var_os(crate::NO_FOLLOW_ENV).is_some() {
+            return Err(NOT_FOLLOWED.into());
+        }
         return start_own(&format!("{path}.exec.{pid}.{}", now_ns()), pid);
     }
     BASE.store(p, Ordering::Release);
     *PATH.lock().unwrap_or_else(|e| e.into_inner()) = path.to_string();
     Ok(())
 }
+
+/// Why an exec'd program is not taken over (`--no-follow`).
+pub const NOT_FOLLOWED: &str = "not following exec'd programs";
 
 /// A fresh file of this process's own (exec'd program, forked child); the
 /// region tables seen so far carry over.

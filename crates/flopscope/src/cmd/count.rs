@@ -37,7 +37,8 @@ pub struct CountArgs {
     #[arg(long)]
     no_dram: bool,
     /// Do not follow programs the counted program starts with exec (by
-    /// default they are relaunched under the emulate engine and counted).
+    /// default they are counted too: relaunched under QEMU by the emulate
+    /// engine, taken over again by the native engine).
     #[arg(long)]
     no_follow: bool,
     /// The qemu-x86_64 to use (default: the one on PATH).
@@ -146,6 +147,7 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
             options: flopscope_engine_native::NativeOptions {
                 runtime: plugin::native_runtime()?,
                 work_dir: work.to_path_buf(),
+                follow_exec: !a.no_follow,
             },
         }),
         EngineKind::Perf => {
