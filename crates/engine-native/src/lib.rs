@@ -94,6 +94,7 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         Some(p) => format!("{}:{p}", opts.runtime.display()),
         None => opts.runtime.display().to_string(),
     };
+    let started = std::time::Instant::now();
     let status = Command::new(&exe)
         .arg0(&argv[0])
         .args(&argv[1..])
@@ -104,11 +105,13 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         .envs((!opts.follow_exec).then_some(("FLOPSCOPE_NATIVE_NO_FOLLOW", "1")))
         .status()
         .map_err(|e| NativeError::Spawn(exe.clone(), e))?;
+    let engine_time = started.elapsed().as_secs_f64();
     if !counters.attached() {
         return Err(NativeError::NotAttached(opts.runtime.clone()));
     }
     let main = counters.read().map_err(NativeError::Read)?;
     let mut report = report_of_run("native", argv, &main, &counter_path, ExitStatus::from_std(status));
+    report.engine_time_s = Some(engine_time);
     if let Some(u) = &main.unsupported {
         report.complete = false;
         report.warnings.insert(0, format!("the native engine stopped the program: {}", u.text));

@@ -315,6 +315,10 @@ pub struct Report {
     pub summary: Summary,
     pub native_time_s: Option<f64>,
     pub gflops: Option<f64>,
+    /// Wall seconds of the counted run itself (the program under the
+    /// engine, start to exit): with `native_time_s`, the cost of counting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_time_s: Option<f64>,
     pub arithmetic_intensity: Intensity,
     /// DRAM traffic from memory-controller counters (perf engine only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -347,6 +351,7 @@ impl Report {
             summary: Summary::default(),
             native_time_s: None,
             gflops: None,
+            engine_time_s: None,
             arithmetic_intensity: Intensity::default(),
             dram_bytes: None,
             peak: None,

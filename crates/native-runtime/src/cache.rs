@@ -3,10 +3,9 @@
 //! of each arena (dispatcher entry trampoline, indirect-branch lookup), and
 //! the table the lookup searches.
 
-use crate::emit::{self, gs};
+use crate::code::{self, Code, Target, RAX, RCX};
 use crate::header;
 use crate::sys;
-use iced_x86::{BlockEncoder, BlockEncoderOptions, Code, Instruction, InstructionBlock, MemoryOperand, Register};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const ARENA_BYTES: usize = 64 << 20;
@@ -157,10 +156,9 @@ impl Arena {
         }
         let mut b = vec![0xff, 0x25, 0x02, 0, 0, 0, 0xcc, 0xcc];
         b.extend_from_slice(&(at + 16).to_le_bytes());
-        let mut slow = Vec::new();
-        emit::exit(desc, self.enter, &mut slow);
-        let r = BlockEncoder::encode(64, InstructionBlock::new(&slow, at + 16), BlockEncoderOptions::NONE).ok()?;
-        b.extend_from_slice(&r.code_buffer);
+        let mut slow = Code::default();
+        slow.exit(desc, self.enter);
+        b.extend_from_slice(&code::layout(&slow.pieces, at + 16).ok()?);
         debug_assert!(b.len() as u64 <= STUB_BYTES);
         // SAFETY: [at, at+len) lies in this arena, below the previous stubs.
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), at as *mut u8, b.len()) };
@@ -174,44 +172,40 @@ pub fn stub_literal(stub: u64) -> *const AtomicU64 {
     (stub + 8) as *const AtomicU64
 }
 
+/// The indirect-branch lookup: target in rax, the program's rax at
+/// gs:[SAVE_RAX]; jumps to the target's block, or exits to the dispatcher.
 fn ibl_routine(at: u64, enter: u64) -> Vec<u8> {
-    const LOOP: u64 = 0x10;
-    const NEXT: u64 = 0x20;
-    const MISS: u64 = 0x30;
-    let ok = |r: Result<Instruction, iced_x86::IcedError>| r.expect("well-formed");
-    let mut v: Vec<Instruction> = Vec::new();
-    v.push(emit::store_gs(header::SAVE_RCX, Register::RCX));
-    v.push(ok(Instruction::with2(Code::Mov_r64_rm64, Register::RCX, Register::RAX)));
-    emit::save_flags(&mut v);
-    v.push(ok(Instruction::with2(Code::Mov_r64_rm64, Register::RAX, Register::RCX)));
-    v.push(ok(Instruction::with2(Code::And_rm32_imm32, Register::ECX, ((1u32 << IBL_BITS) - 1) as i32)));
-    v.push(ok(Instruction::with2(Code::Shl_rm64_imm8, Register::RCX, 4i32)));
-    v.push(ok(Instruction::with2(Code::Add_r64_rm64, Register::RCX, gs(header::IBL_TABLE))));
-    let mut l = ok(Instruction::with2(Code::Cmp_r64_rm64, Register::RAX, MemoryOperand::with_base(Register::RCX)));
-    l.set_ip(LOOP);
-    v.push(l);
-    v.push(ok(Instruction::with_branch(Code::Jne_rel32_64, NEXT)));
-    v.push(ok(Instruction::with2(Code::Mov_r64_rm64, Register::RCX, MemoryOperand::with_base_displ(Register::RCX, 8))));
-    v.push(emit::store_gs(header::JUMP, Register::RCX));
-    emit::restore_flags(&mut v);
-    v.push(emit::load_gs(Register::RCX, header::SAVE_RCX));
-    v.push(emit::load_gs(Register::RAX, header::SAVE_RAX));
-    v.push(ok(Instruction::with1(Code::Jmp_rm64, gs(header::JUMP))));
-    let mut n = ok(Instruction::with2(Code::Cmp_rm64_imm8, MemoryOperand::with_base(Register::RCX), 0i32));
-    n.set_ip(NEXT);
-    v.push(n);
-    v.push(ok(Instruction::with_branch(Code::Je_rel32_64, MISS)));
-    v.push(ok(Instruction::with2(Code::Add_rm64_imm8, Register::RCX, 16i32)));
-    v.push(ok(Instruction::with_branch(Code::Jmp_rel32_64, LOOP)));
-    let mut m = emit::store_gs(header::IBL_TARGET, Register::RAX);
-    m.set_ip(MISS);
-    v.push(m);
-    emit::restore_flags(&mut v);
-    v.push(emit::load_gs(Register::RCX, header::SAVE_RCX));
-    v.push(ok(Instruction::with2(Code::Mov_r64_imm64, Register::RAX, &IBL_MISS as *const _ as u64)));
-    v.push(emit::jmp(enter));
-    // Unique IPs for the routine's own branch targets; the rest stay 0.
-    BlockEncoder::encode(64, InstructionBlock::new(&v, at), BlockEncoderOptions::NONE)
-        .expect("the lookup routine encodes")
-        .code_buffer
+    let mut c = Code::default();
+    let (lookup, next, miss) = (c.label(), c.label(), c.label());
+    c.store_gs(header::SAVE_RCX, RCX);
+    c.bytes(&[0x48, 0x89, 0xc1]); // mov rcx, rax
+    c.save_flags();
+    c.bytes(&[0x48, 0x89, 0xc8]); // mov rax, rcx
+    c.bytes(&[0x81, 0xe1]); // and ecx, mask
+    c.bytes(&((1u32 << IBL_BITS) - 1).to_le_bytes());
+    c.bytes(&[0x48, 0xc1, 0xe1, 0x04]); // shl rcx, 4
+    c.bytes(&[0x65, 0x48, 0x03, 0x0c, 0x25]); // add rcx, gs:[IBL_TABLE]
+    c.bytes(&header::IBL_TABLE.to_le_bytes());
+    c.place(lookup);
+    c.bytes(&[0x48, 0x3b, 0x01]); // cmp rax, [rcx]
+    c.jcc(0x5, Target::Label(next));
+    c.bytes(&[0x48, 0x8b, 0x49, 0x08]); // mov rcx, [rcx+8]
+    c.store_gs(header::JUMP, RCX);
+    c.restore_flags();
+    c.load_gs(RCX, header::SAVE_RCX);
+    c.load_gs(RAX, header::SAVE_RAX);
+    c.bytes(&[0x65, 0xff, 0x24, 0x25]); // jmp gs:[JUMP]
+    c.bytes(&header::JUMP.to_le_bytes());
+    c.place(next);
+    c.bytes(&[0x48, 0x83, 0x39, 0x00]); // cmp qword [rcx], 0
+    c.jcc(0x4, Target::Label(miss));
+    c.bytes(&[0x48, 0x83, 0xc1, 0x10]); // add rcx, 16
+    c.jmp(Target::Label(lookup));
+    c.place(miss);
+    c.store_gs(header::IBL_TARGET, RAX);
+    c.restore_flags();
+    c.load_gs(RCX, header::SAVE_RCX);
+    c.mov_rax(&IBL_MISS as *const _ as u64);
+    c.jmp(Target::Abs(enter));
+    code::layout(&c.pieces, at).expect("the lookup routine lays out")
 }

@@ -22,7 +22,7 @@ pub unsafe extern "C" fn fs_dispatch(ctx: *mut Context, exit: *const crate::tran
     }
     let r = match exit {
         Exit::Direct { target, stub } => translator::lookup_or_translate(*target).inspect(|c| translator::link(*stub, *c)),
-        Exit::IblMiss => translator::lookup_or_translate(gs_word(header::IBL_TARGET)),
+        Exit::IblMiss => translator::lookup_indirect(gs_word(header::IBL_TARGET)),
         Exit::Syscall { next } => syscalls::handle(ctx, *next, masked),
         Exit::Marker { kind, next, mem, slot } => {
             let at = address(ctx, mem);

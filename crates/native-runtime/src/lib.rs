@@ -10,7 +10,8 @@
 //!   instrument, exits; [`emit`]: the added instructions; [`slots`]: what
 //!   each counter slot stands for; [`translator`]: the shared state (blocks,
 //!   slots, arenas, lookup table) behind one lock; [`cache`]: arenas near the
-//!   code, stubs, the indirect-branch lookup routine.
+//!   code, stubs, the indirect-branch lookup routine; [`codemap`]: where
+//!   readable code is.
 //! - [`asm`]: dispatcher entry/exit, resume, thread clone, sigreturn;
 //!   [`dispatch`]: the dispatcher; [`syscalls`]: the program's system calls;
 //!   [`signals`]; [`regions`]: markers; [`thread`], [`header`]: per-thread
@@ -20,6 +21,8 @@
 pub mod alloc;
 pub mod asm;
 pub mod cache;
+pub mod code;
+pub mod codemap;
 pub mod dispatch;
 pub mod emit;
 pub mod header;
@@ -27,6 +30,7 @@ pub mod out;
 pub mod regions;
 pub mod signals;
 pub mod slots;
+pub mod stats;
 pub mod sys;
 pub mod syscalls;
 pub mod thread;
@@ -97,6 +101,7 @@ pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
         return 0;
     };
     let path = path.to_string_lossy().into_owned();
+    let t0 = stats::now();
     let fail = |e: String| {
         sys::write_all(2, format!("flopscope: the native engine did not start: {e}\n").as_bytes());
         0
@@ -117,6 +122,9 @@ pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
         return fail("no memory for counters".into());
     };
     sys::set_gs(bank as u64);
+    if dispatch::debug() {
+        sys::write_all(2, format!("[fs] take-over set up in {:.3} ms\n", (stats::now() - t0) as f64 / 1e6).as_bytes());
+    }
     signals::install_fatal();
     // SAFETY: the stub passes the address of its return address.
     let ret = unsafe { *ret_slot };

@@ -122,6 +122,9 @@ pub fn note_unsupported(pc: u64, text: &str) {
 /// flush wrote). `finished`: the process is ending normally.
 pub fn flush(finished: bool) {
     let Some(v) = view() else { return };
+    if crate::dispatch::debug() {
+        crate::sys::write_all(2, crate::stats::summary().as_bytes());
+    }
     let Some(guard) = translator::try_lock() else {
         v.word(word::OVERFLOW).fetch_add(1, Ordering::AcqRel);
         return;

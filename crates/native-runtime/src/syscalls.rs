@@ -90,6 +90,7 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
         libc::SYS_munmap => {
             let r = raw(nr, a);
             if r == 0 {
+                crate::codemap::forget(a[0], a[0].saturating_add(a[1]));
                 if let Some(t) = translator::lock().as_mut() {
                     t.forget(a[0], a[0].saturating_add(a[1]));
                 }

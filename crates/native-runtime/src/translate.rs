@@ -10,14 +10,13 @@
 //! instruction), and REP string iterations (rcx before minus rcx after).
 
 use crate::cache::Arena;
+use crate::code::{self, Code, Piece, Target};
 use crate::emit::{self, MaskSource};
+use crate::header;
 use crate::slots::{Desc, Slots};
 use flopscope_counter_file::layout::SlotKind;
 use flopscope_isa::{Classifier, DynamicMem, InsnInfo};
-use iced_x86::{
-    BlockEncoder, BlockEncoderOptions, Code, Decoder, DecoderOptions, FlowControl, Instruction, InstructionBlock,
-    Mnemonic, OpKind, Register, RflagsBits,
-};
+use iced_x86::{Code as Op, Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic, OpKind, Register, RflagsBits};
 
 pub const MAX_INSNS: usize = 256;
 const ARITH_FLAGS: u32 =
@@ -61,10 +60,19 @@ enum End {
     Marker { kind: u8, next: u64, mem: MemRef },
 }
 
+/// Where an instruction's bytes are and where its RIP-relative
+/// displacement sits in them.
+#[derive(Debug, Clone, Copy)]
+struct Raw {
+    len: usize,
+    disp_at: Option<usize>,
+}
+
 /// A decoded block before encoding.
 pub struct Decoded {
     pub pc: u64,
     insns: Vec<(Instruction, InsnInfo)>,
+    raws: Vec<Raw>,
     end: End,
     /// Index of the terminating instruction kept in the block (jcc, cmp
     /// marker, int3...), if any.
@@ -73,18 +81,19 @@ pub struct Decoded {
 
 /// Reads and decodes the block at `pc`.
 pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
-    let mut buf = vec![0u8; 4096];
-    let n = crate::sys::read_self(pc, &mut buf);
-    if n == 0 {
-        return Err(format!("cannot read code at {pc:#x}"));
-    }
-    buf.truncate(n);
-    let mut d = Decoder::with_ip(64, &buf, pc, DecoderOptions::NONE);
+    let Some(map) = crate::codemap::mapping_of(pc) else {
+        return Err(format!("the program jumped to {pc:#x}, where no code is mapped"));
+    };
+    let n = (map.hi - pc).min(4096) as usize;
+    // SAFETY: [pc, pc+n) lies in one readable mapping of the process.
+    let buf: &[u8] = unsafe { std::slice::from_raw_parts(pc as *const u8, n) };
+    let mut d = Decoder::with_ip(64, buf, pc, DecoderOptions::NONE);
     let mut insns: Vec<(Instruction, InsnInfo)> = Vec::new();
+    let mut raws: Vec<Raw> = Vec::new();
     loop {
         let at = d.ip();
         if insns.len() == MAX_INSNS || (d.position() + 15 > buf.len() && buf.len() == 4096) {
-            return Ok(Decoded { pc, insns, end: End::FallTo(at), last_kept: None });
+            return Ok(Decoded { pc, insns, raws, end: End::FallTo(at), last_kept: None });
         }
         if !d.can_decode() {
             return Err(format!("code at {at:#x} runs into memory that cannot be read"));
@@ -93,14 +102,17 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
         let insn = d.decode();
         if insn.is_invalid() {
             // Keep it: the processor raises #UD there, as it would natively.
-            let ud2 = Instruction::with(Code::Ud2);
+            let ud2 = Instruction::with(Op::Ud2);
             insns.push((ud2, InsnInfo::default()));
+            raws.push(Raw { len: 0, disp_at: None });
             let last = insns.len() - 1;
-            return Ok(Decoded { pc, insns, end: End::FallTo(at), last_kept: Some(last) });
+            return Ok(Decoded { pc, insns, raws, end: End::FallTo(at), last_kept: Some(last) });
         }
         let bytes = &buf[pos..pos + insn.len()];
         let next = insn.next_ip();
         let info = classifier.classify(&insn);
+        let disp_at = insn.is_ip_rel_memory_operand().then(|| d.get_constant_offsets(&insn).displacement_offset());
+        raws.push(Raw { len: insn.len(), disp_at });
         if let Some(kind) = named_marker(bytes, &insn) {
             let mem = MemRef {
                 base: insn.memory_base(),
@@ -110,11 +122,11 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
             };
             insns.push((insn, info));
             let last = insns.len() - 1;
-            return Ok(Decoded { pc, insns, end: End::Marker { kind, next, mem }, last_kept: Some(last) });
+            return Ok(Decoded { pc, insns, raws, end: End::Marker { kind, next, mem }, last_kept: Some(last) });
         }
-        if insn.code() == Code::Syscall {
+        if insn.code() == Op::Syscall {
             insns.push((insn, info));
-            return Ok(Decoded { pc, insns, end: End::Syscall { next }, last_kept: None });
+            return Ok(Decoded { pc, insns, raws, end: End::Syscall { next }, last_kept: None });
         }
         let end = match insn.flow_control() {
             FlowControl::Next => None,
@@ -125,12 +137,12 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
             FlowControl::Call if is_near(&insn) => {
                 Some((End::Call { target: insn.near_branch_target(), ret: next }, false))
             }
-            FlowControl::IndirectBranch if insn.code() == Code::Jmp_rm64 => Some((End::IndirectJump, false)),
-            FlowControl::IndirectCall if insn.code() == Code::Call_rm64 => {
+            FlowControl::IndirectBranch if insn.code() == Op::Jmp_rm64 => Some((End::IndirectJump, false)),
+            FlowControl::IndirectCall if insn.code() == Op::Call_rm64 => {
                 Some((End::IndirectCall { ret: next }, false))
             }
-            FlowControl::Return if matches!(insn.code(), Code::Retnq | Code::Retnq_imm16) => {
-                let pop = if insn.code() == Code::Retnq_imm16 { u64::from(insn.immediate16()) } else { 0 };
+            FlowControl::Return if matches!(insn.code(), Op::Retnq | Op::Retnq_imm16) => {
+                let pop = if insn.code() == Op::Retnq_imm16 { u64::from(insn.immediate16()) } else { 0 };
                 Some((End::Return { pop }, false))
             }
             // int3, int n, ud2, far transfers, xbegin...: run as is; if
@@ -140,7 +152,7 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
         insns.push((insn, info));
         if let Some((end, keep)) = end {
             let last = insns.len() - 1;
-            return Ok(Decoded { pc, insns, end, last_kept: keep.then_some(last) });
+            return Ok(Decoded { pc, insns, raws, end, last_kept: keep.then_some(last) });
         }
     }
 }
@@ -154,7 +166,7 @@ fn named_marker(bytes: &[u8], insn: &Instruction) -> Option<u8> {
     (bytes.len() >= 5
         && bytes[0] == 0x2e
         && bytes[1] == 0x3e
-        && insn.code() == Code::Cmp_rm8_imm8
+        && insn.code() == Op::Cmp_rm8_imm8
         && insn.op0_kind() == OpKind::Memory
         && matches!(insn.immediate8(), 1 | 2))
     .then(|| insn.immediate8())
@@ -180,15 +192,64 @@ fn flags_live_before(insns: &[(Instruction, InsnInfo)]) -> Vec<u32> {
     out
 }
 
-/// The block's static descriptor and its instrumented instruction list.
+/// The block's instrumented code and its counter slot.
 pub struct Built {
-    pub list: Vec<Instruction>,
+    pub code: Code,
     pub block_slot: u32,
     /// StateDependent accesses met (their bytes are not counted).
     pub uncounted_state: bool,
 }
 
-/// Builds the instrumented block (no encoding yet).
+/// Copies the program's instruction `i` of the block into `code`.
+fn copy(dec: &Decoded, i: usize, code: &mut Code) {
+    let (insn, _) = &dec.insns[i];
+    let raw = dec.raws[i];
+    if raw.len == 0 {
+        return code.bytes(&[0x0f, 0x0b]); // ud2 for undecodable bytes
+    }
+    // SAFETY: the bytes were decoded from this readable address.
+    let bytes = unsafe { std::slice::from_raw_parts(insn.ip() as *const u8, raw.len) };
+    match raw.disp_at {
+        Some(disp_at) => code.put(Piece::Rip { bytes: bytes.to_vec(), disp_at, target: insn.memory_displacement64() }),
+        None => code.bytes(bytes),
+    }
+}
+
+/// `mov rax, <operand of the indirect jmp/call i>`: the same ModRM, SIB and
+/// displacement with opcode 8B, REX.W and reg = rax.
+fn load_target(dec: &Decoded, i: usize) -> Result<Piece, String> {
+    let (insn, _) = &dec.insns[i];
+    let raw = dec.raws[i];
+    // SAFETY: the bytes were decoded from this readable address.
+    let b = unsafe { std::slice::from_raw_parts(insn.ip() as *const u8, raw.len) };
+    let mut k = 0;
+    let mut out = Vec::with_capacity(b.len() + 1);
+    while k < b.len() && matches!(b[k], 0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65 | 0x66 | 0x67 | 0xf0 | 0xf2 | 0xf3) {
+        if matches!(b[k], 0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65 | 0x67) {
+            out.push(b[k]); // segment and address-size prefixes keep their meaning
+        }
+        k += 1;
+    }
+    let mut rex = 0;
+    if k < b.len() && (0x40..0x50).contains(&b[k]) {
+        rex = b[k];
+        k += 1;
+    }
+    if k + 1 >= b.len() || b[k] != 0xff {
+        return Err(format!("unexpected encoding of an indirect branch at {:#x}", insn.ip()));
+    }
+    out.push(0x48 | (rex & 0b0011));
+    out.push(0x8b);
+    let modrm_new = out.len();
+    out.push(b[k + 1] & 0b1100_0111);
+    out.extend_from_slice(&b[k + 2..]);
+    Ok(match raw.disp_at {
+        Some(d) => Piece::Rip { bytes: out, disp_at: d - (k + 1) + modrm_new, target: insn.memory_displacement64() },
+        None => Piece::Bytes(out),
+    })
+}
+
+/// Builds the instrumented block.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     dec: &Decoded,
@@ -201,11 +262,11 @@ pub fn build(
 ) -> Result<Built, String> {
     let live = flags_live_before(&dec.insns);
     let mut stat = Desc::default();
-    let mut list: Vec<Instruction> = Vec::new();
+    let mut code = Code::default();
     let block_slot = slots.reserve();
     let counter_at = live.iter().position(|l| *l == 0);
     if counter_at.is_none() {
-        emit::bump_keep_flags(block_slot, &mut list);
+        code.bump_keep_flags(block_slot);
     }
     let mut uncounted_state = false;
     let body_len = if dec.last_kept.is_some() || matches!(dec.end, End::FallTo(_)) {
@@ -215,6 +276,7 @@ pub fn build(
     };
     let mut marker_desc = Desc::default();
     let marker_at = matches!(dec.end, End::Marker { .. }).then(|| dec.insns.len() - 1);
+    let cond_at = matches!(dec.end, End::Cond { .. }).then(|| dec.insns.len() - 1);
     for (i, (insn, info)) in dec.insns.iter().enumerate() {
         if marker_at == Some(i) {
             marker_desc.add_static(info, insn);
@@ -222,95 +284,96 @@ pub fn build(
             stat.add_static(info, insn);
         }
         if counter_at == Some(i) {
-            list.push(emit::bump(block_slot));
+            code.bump(block_slot);
         }
-        if i >= body_len {
+        if i >= body_len || cond_at == Some(i) {
             break;
         }
         let flags_live = live[i] != 0;
         let after_live = live.get(i + 1).copied().unwrap_or(ARITH_FLAGS) != 0;
-        let mut after = Vec::new();
-        dynamic_items(insn, info, slots, classifier, flags_live, after_live, &mut list, &mut after, &mut uncounted_state);
-        list.push(*insn);
-        list.extend(after);
+        let rep_slot = dynamic_items(insn, info, slots, classifier, flags_live, &mut code, &mut uncounted_state);
+        copy(dec, i, &mut code);
+        if let Some(slot) = rep_slot {
+            code.rep_after(slot, after_live);
+        }
     }
-    let go = |resolver: &mut dyn Resolver, list: &mut Vec<Instruction>, target: u64| -> Result<(), String> {
-        let t = if target == dec.pc { cache_start } else { resolver.resolve(target)? };
-        list.push(emit::jmp(t));
-        Ok(())
+    let target = |resolver: &mut dyn Resolver, t: u64| -> Result<Target, String> {
+        Ok(Target::Abs(if t == dec.pc { cache_start } else { resolver.resolve(t)? }))
     };
     match dec.end {
-        End::FallTo(next) => go(resolver, &mut list, next)?,
+        End::FallTo(next) => code.jmp(target(resolver, next)?),
         End::Cond { taken, fall } => {
-            // The jcc itself was pushed above; retarget it.
-            let t = if taken == dec.pc { cache_start } else { resolver.resolve(taken)? };
-            let j = list.last_mut().expect("the branch");
-            j.set_near_branch64(t);
-            go(resolver, &mut list, fall)?;
+            let (insn, _) = dec.insns.last().expect("the branch");
+            let t = target(resolver, taken)?;
+            match insn.condition_code() {
+                iced_x86::ConditionCode::None => {
+                    // JRCXZ, LOOP, LOOPcc: their opcode bytes without the rel8.
+                    let raw = dec.raws[dec.insns.len() - 1];
+                    // SAFETY: the bytes were decoded from this readable address.
+                    let b = unsafe { std::slice::from_raw_parts(insn.ip() as *const u8, raw.len) };
+                    code.put(Piece::ShortOnly { opcode: b[..b.len() - 1].to_vec(), target: t });
+                }
+                cc => code.jcc(cc as u8 - 1, t),
+            }
+            code.jmp(target(resolver, fall)?);
         }
-        End::Jump(target) => go(resolver, &mut list, target)?,
-        End::Call { target, ret } => {
-            emit::push_return(ret, &mut list);
-            go(resolver, &mut list, target)?;
+        End::Jump(t) => code.jmp(target(resolver, t)?),
+        End::Call { target: t, ret } => {
+            code.push_return(ret);
+            code.jmp(target(resolver, t)?);
         }
         End::IndirectJump => {
-            let (insn, _) = dec.insns.last().expect("the branch");
-            list.push(emit::store_gs(crate::header::SAVE_RAX, Register::RAX));
-            list.push(emit::load_target(insn));
-            list.push(emit::jmp(ibl));
+            code.store_gs(header::SAVE_RAX, code::RAX);
+            code.put(load_target(dec, dec.insns.len() - 1)?);
+            code.jmp(Target::Abs(ibl));
         }
         End::IndirectCall { ret } => {
-            let (insn, _) = dec.insns.last().expect("the branch");
-            list.push(emit::store_gs(crate::header::SAVE_RAX, Register::RAX));
-            list.push(emit::load_target(insn));
-            emit::push_return(ret, &mut list);
-            list.push(emit::jmp(ibl));
+            code.store_gs(header::SAVE_RAX, code::RAX);
+            code.put(load_target(dec, dec.insns.len() - 1)?);
+            code.push_return(ret);
+            code.jmp(Target::Abs(ibl));
         }
         End::Return { pop } => {
-            list.push(emit::store_gs(crate::header::SAVE_RAX, Register::RAX));
-            list.push(emit::load_rsp_top());
-            list.push(emit::lea_rsp(8 + pop as i64));
-            list.push(emit::jmp(ibl));
+            code.store_gs(header::SAVE_RAX, code::RAX);
+            code.load_rsp_top();
+            code.lea_rsp(8 + pop as i32);
+            code.jmp(Target::Abs(ibl));
         }
         End::Syscall { next } => {
             // Ordinary system calls run here; those the engine must see
             // (syscalls::SPECIAL) exit to the dispatcher.
-            let (insn, _) = dec.insns.last().expect("the syscall");
-            let special = emit::syscall_check(&mut list);
-            list.push(emit::label(emit::popf(), emit::LABEL_NATIVE));
-            list.push(emit::lea_rsp(128));
-            list.push(*insn);
-            go(resolver, &mut list, next)?;
-            list.push(emit::label(emit::popf(), special));
-            list.push(emit::lea_rsp(128));
+            let special = code.syscall_check(crate::syscalls::SPECIAL.as_ptr() as u64);
+            copy(dec, dec.insns.len() - 1, &mut code);
+            code.jmp(target(resolver, next)?);
+            code.place(special);
+            code.syscall_tail();
             let d = resolver.exit_desc(Exit::Syscall { next });
-            emit::exit(d, enter, &mut list);
+            code.exit(d, enter);
         }
         End::Marker { kind, next, mem } => {
             let slot = slots.add(std::mem::take(&mut marker_desc));
             let d = resolver.exit_desc(Exit::Marker { kind, next, mem, slot });
-            emit::exit(d, enter, &mut list);
+            code.exit(d, enter);
         }
     }
     slots.set(block_slot, stat);
-    Ok(Built { list, block_slot, uncounted_state })
+    Ok(Built { code, block_slot, uncounted_state })
 }
 
-/// Instrumentation of the run-time-only work of one instruction.
-#[allow(clippy::too_many_arguments)]
+/// Instrumentation of the run-time-only work of one instruction, placed
+/// before it; returns the slot of a REP string's iterations (counted after).
 fn dynamic_items(
     insn: &Instruction,
     info: &InsnInfo,
     slots: &mut Slots,
     classifier: &mut Classifier,
     flags_live: bool,
-    after_live: bool,
-    before: &mut Vec<Instruction>,
-    after: &mut Vec<Instruction>,
+    code: &mut Code,
     uncounted_state: &mut bool,
-) {
+) -> Option<u32> {
     let fp_masked = info.fp.filter(|fp| fp.key.masked && fp.flop_per_lane.total() > 0);
     let mem = info.mem.dynamic;
+    let mut rep_slot = None;
     if mem == Some(DynamicMem::RepString) {
         let mut one = *insn;
         one.set_has_rep_prefix(false);
@@ -323,9 +386,8 @@ fn dynamic_items(
         for s in per.mem.writes {
             d.add(SlotKind::MemWrite { size: s }, 1);
         }
-        let slot = slots.add(d);
-        before.push(emit::rep_before());
-        emit::rep_after(slot, after_live, after);
+        rep_slot = Some(slots.add(d));
+        code.rep_before();
     }
     if mem == Some(DynamicMem::StateDependent) {
         *uncounted_state = true;
@@ -341,23 +403,24 @@ fn dynamic_items(
             d.add_lanes(&fp);
             d.add_access(&m);
             let slot = slots.add(d);
-            emit::count_mask(src, lanes, slot, flags_live, before);
+            emit::count_mask(src, lanes, slot, flags_live, code);
         }
         (fp_src, mem_mask) => {
             if let Some((src, lanes, fp)) = fp_src {
                 let mut d = Desc::default();
                 d.add_lanes(&fp);
                 let slot = slots.add(d);
-                emit::count_mask(src, lanes, slot, flags_live, before);
+                emit::count_mask(src, lanes, slot, flags_live, code);
             }
             if let Some(m) = mem_mask {
                 let mut d = Desc::default();
                 d.add_access(&m);
                 let slot = slots.add(d);
-                emit::count_mask(m.src, m.elems, slot, flags_live, before);
+                emit::count_mask(m.src, m.elems, slot, flags_live, code);
             }
         }
     }
+    rep_slot
 }
 
 /// A masked memory access: which mask, how many elements, their size.
@@ -447,11 +510,10 @@ fn is_dword_index(m: Mnemonic) -> bool {
     )
 }
 
-/// Encodes a built block at `at` in `arena`; returns its address.
-pub fn place(list: &[Instruction], arena: &mut Arena) -> Result<u64, String> {
+/// Lays a built block out at the arena's next address; returns it.
+pub fn place(code: &Code, arena: &mut Arena) -> Result<u64, String> {
     arena.align(16);
     let at = arena.next;
-    let r = BlockEncoder::encode(64, InstructionBlock::new(list, at), BlockEncoderOptions::NONE)
-        .map_err(|e| format!("re-encoding a block at {at:#x}: {e}"))?;
-    arena.put(&r.code_buffer).ok_or_else(|| "the code cache arena is full".to_string())
+    let bytes = crate::code::layout(&code.pieces, at)?;
+    arena.put(&bytes).ok_or_else(|| "the code cache arena is full".to_string())
 }

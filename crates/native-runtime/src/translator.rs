@@ -82,6 +82,17 @@ pub fn lookup_or_translate(pc: u64) -> Result<u64, String> {
     t.get(pc)
 }
 
+/// [`lookup_or_translate`] for an indirect branch's target, which is also
+/// published in the lookup table (only such targets are: fewer pages of the
+/// table are touched).
+pub fn lookup_indirect(pc: u64) -> Result<u64, String> {
+    let mut g = lock();
+    let t = g.as_mut().ok_or("the translator is not set up")?;
+    let at = t.get(pc)?;
+    t.ibl.insert(pc, at);
+    Ok(at)
+}
+
 struct Exits<'a> {
     blocks: &'a AddrMap<u64>,
     arena: &'a mut Arena,
@@ -109,6 +120,13 @@ impl Translator {
         if let Some(c) = self.blocks.get(&pc) {
             return Ok(*c);
         }
+        let t0 = crate::stats::now();
+        let r = self.translate(pc);
+        crate::stats::add_translation(crate::stats::now() - t0);
+        r
+    }
+
+    fn translate(&mut self, pc: u64) -> Result<u64, String> {
         let dec = translate::decode(pc, &mut self.classifier)?;
         let ai = match self.arenas.iter().position(|a| a.reaches(pc)) {
             Some(i) => i,
@@ -127,10 +145,9 @@ impl Translator {
             return Err(format!("more than {} counter slots: the program is too large for this version", header::MAX_SLOTS));
         }
         self.uncounted_state |= built.uncounted_state;
-        let at = translate::place(&built.list, &mut self.arenas[ai])?;
+        let at = translate::place(&built.code, &mut self.arenas[ai])?;
         debug_assert_eq!(at, start);
         self.blocks.insert(pc, at);
-        self.ibl.insert(pc, at);
         Ok(at)
     }
 

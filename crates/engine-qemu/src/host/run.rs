@@ -148,6 +148,7 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
             .env("FLOPSCOPE_OUT", &counter_path)
             .env("FLOPSCOPE_SHIM", shim);
     }
+    let started = std::time::Instant::now();
     let mut child = cmd
         .args(&qargv)
         .spawn()
@@ -161,7 +162,8 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         return Err(QemuError::PluginNotLoaded(opts.plugin.clone()));
     }
     let main = counters.read().map_err(QemuError::Read)?;
-    let report = report_of_run("emulate", argv, &main, &counter_path, ExitStatus::from_std(status));
+    let mut report = report_of_run("emulate", argv, &main, &counter_path, ExitStatus::from_std(status));
+    report.engine_time_s = Some(started.elapsed().as_secs_f64());
     Ok(EmulatedRun {
         report,
         unsupported: main.unsupported,

@@ -127,6 +127,23 @@ pub fn native_run(argv: &[String], work: &std::path::Path) -> Result<NativeRun> 
     })
 }
 
+/// Where the counter files go: `TMPDIR` if set, else /dev/shm (memory: the
+/// engines' counter files are mapped, and pages of a disk file fault slowly),
+/// else the system's temporary directory.
+fn work_root() -> PathBuf {
+    if std::env::var_os("TMPDIR").is_some_and(|t| !t.is_empty()) {
+        return std::env::temp_dir();
+    }
+    let shm = PathBuf::from("/dev/shm");
+    // SAFETY: access() only reads the NUL-terminated path.
+    let writable = unsafe { libc::access(c"/dev/shm".as_ptr(), libc::W_OK | libc::X_OK) } == 0;
+    if shm.is_dir() && writable {
+        shm
+    } else {
+        std::env::temp_dir()
+    }
+}
+
 fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
     Ok(match a.engine {
         EngineKind::Emulate => Box::new(qemu::QemuEngine {
@@ -182,7 +199,7 @@ pub fn run(a: CountArgs) -> Result<i32> {
     });
     let work = tempfile::Builder::new()
         .prefix("flopscope-")
-        .tempdir()
+        .tempdir_in(work_root())
         .context("creating a temporary directory")?;
     let engine = engine(&a, work.path())?;
     let rank = launch::rank_info();

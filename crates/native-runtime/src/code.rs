@@ -1,0 +1,426 @@
+//! Machine code for the cache, written directly as bytes: the program's own
+//! instructions copied (RIP-relative displacements re-aimed), and the few
+//! instruction forms the runtime adds, hand-encoded. Translating a block
+//! this way costs a few microseconds; iced-x86's encoder is used only for
+//! rare forms (mask popcounts), through [`Piece::Insn`].
+//!
+//! A block is a list of [`Piece`]s laid out in two passes: every branch has
+//! a fixed size (rel32, or an indirect jump through a literal when the target
+//! is out of reach), so label offsets are known after one pass.
+
+use crate::header;
+
+/// A branch target: an absolute address or a label of the same block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Abs(u64),
+    Label(u32),
+}
+
+#[derive(Debug, Clone)]
+pub enum Piece {
+    /// Position-independent bytes.
+    Bytes(Vec<u8>),
+    /// An instruction with a RIP-relative rel32 at `disp_at` meaning `target`.
+    Rip { bytes: Vec<u8>, disp_at: usize, target: u64 },
+    /// `jmp` (cc None) or `jcc` to a target.
+    Branch { cc: Option<u8>, target: Target },
+    /// A JRCXZ/LOOPcc (their `opcode` bytes, prefixes included): taken goes
+    /// to `target`, else execution falls through.
+    ShortOnly { opcode: Vec<u8>, target: Target },
+    Label(u32),
+    /// Encoded with iced-x86 (no RIP-relative operand, no branch).
+    Insn(iced_x86::Instruction),
+}
+
+/// Pieces of one block, with helpers for every form the runtime adds.
+#[derive(Default)]
+pub struct Code {
+    pub pieces: Vec<Piece>,
+    next_label: u32,
+}
+
+fn gs_modrm(op: &[u8], reg: u8, off: i32) -> Vec<u8> {
+    // 65 REX.W op ModRM(mod 00, reg, rm 100) SIB(none, base 101) disp32
+    let mut b = vec![0x65, 0x48];
+    b.extend_from_slice(op);
+    b.push((reg & 7) << 3 | 0b100);
+    b.push(0x25);
+    b.extend_from_slice(&off.to_le_bytes());
+    b
+}
+
+/// Register numbers of the hand-encoded forms.
+pub const RAX: u8 = 0;
+pub const RCX: u8 = 1;
+
+impl Code {
+    pub fn label(&mut self) -> u32 {
+        self.next_label += 1;
+        self.next_label
+    }
+    pub fn bytes(&mut self, b: &[u8]) {
+        match self.pieces.last_mut() {
+            Some(Piece::Bytes(v)) => v.extend_from_slice(b),
+            _ => self.pieces.push(Piece::Bytes(b.to_vec())),
+        }
+    }
+    pub fn put(&mut self, p: Piece) {
+        match p {
+            Piece::Bytes(b) => self.bytes(&b),
+            p => self.pieces.push(p),
+        }
+    }
+    pub fn place(&mut self, label: u32) {
+        self.pieces.push(Piece::Label(label));
+    }
+    /// `mov gs:[off], reg` (rax or rcx).
+    pub fn store_gs(&mut self, off: i32, reg: u8) {
+        self.bytes(&gs_modrm(&[0x89], reg, off));
+    }
+    /// `mov reg, gs:[off]`.
+    pub fn load_gs(&mut self, reg: u8, off: i32) {
+        self.bytes(&gs_modrm(&[0x8b], reg, off));
+    }
+    /// `add qword ptr gs:[counter], 1` (writes the flags).
+    pub fn bump(&mut self, slot: u32) {
+        let mut b = gs_modrm(&[0x83], 0, header::counter(slot));
+        b.push(1);
+        self.bytes(&b);
+    }
+    /// `add gs:[counter], rax` (writes the flags).
+    pub fn add_rax(&mut self, slot: u32) {
+        self.bytes(&gs_modrm(&[0x01], RAX, header::counter(slot)));
+    }
+    /// A counter increment that leaves the flags alone.
+    pub fn bump_keep_flags(&mut self, slot: u32) {
+        self.store_gs(header::SAVE_RAX, RAX);
+        self.load_gs(RAX, header::counter(slot));
+        self.bytes(&[0x48, 0x8d, 0x40, 0x01]); // lea rax, [rax+1]
+        self.store_gs(header::counter(slot), RAX);
+        self.load_gs(RAX, header::SAVE_RAX);
+    }
+    /// `lahf; seto al; mov gs:[SAVE_FLAGS], rax` (rax saved before).
+    pub fn save_flags(&mut self) {
+        self.bytes(&[0x9f, 0x0f, 0x90, 0xc0]);
+        self.store_gs(header::SAVE_FLAGS, RAX);
+    }
+    /// `mov rax, gs:[SAVE_FLAGS]; add al, 0x7f; sahf`.
+    pub fn restore_flags(&mut self) {
+        self.load_gs(RAX, header::SAVE_FLAGS);
+        self.bytes(&[0x04, 0x7f, 0x9e]);
+    }
+    /// Pushes the program's return address (no register, no flags).
+    pub fn push_return(&mut self, ret: u64) {
+        let mut b = vec![0x68];
+        b.extend_from_slice(&(ret as u32).to_le_bytes());
+        b.extend_from_slice(&[0xc7, 0x44, 0x24, 0x04]);
+        b.extend_from_slice(&((ret >> 32) as u32).to_le_bytes());
+        self.bytes(&b);
+    }
+    /// `mov rax, [rsp]`.
+    pub fn load_rsp_top(&mut self) {
+        self.bytes(&[0x48, 0x8b, 0x04, 0x24]);
+    }
+    /// `lea rsp, [rsp + add]`.
+    pub fn lea_rsp(&mut self, add: i32) {
+        if (-128..128).contains(&add) {
+            self.bytes(&[0x48, 0x8d, 0x64, 0x24, add as i8 as u8]);
+        } else {
+            let mut b = vec![0x48, 0x8d, 0xa4, 0x24];
+            b.extend_from_slice(&add.to_le_bytes());
+            self.bytes(&b);
+        }
+    }
+    /// `mov rax, imm64`.
+    pub fn mov_rax(&mut self, v: u64) {
+        let mut b = vec![0x48, 0xb8];
+        b.extend_from_slice(&v.to_le_bytes());
+        self.bytes(&b);
+    }
+    pub fn jmp(&mut self, target: Target) {
+        self.pieces.push(Piece::Branch { cc: None, target });
+    }
+    pub fn jcc(&mut self, cc: u8, target: Target) {
+        self.pieces.push(Piece::Branch { cc: Some(cc), target });
+    }
+    /// Exit to the dispatcher with descriptor `desc`.
+    pub fn exit(&mut self, desc: u64, enter: u64) {
+        self.store_gs(header::SAVE_RAX, RAX);
+        self.mov_rax(desc);
+        self.jmp(Target::Abs(enter));
+    }
+    /// Before a `syscall`: jumps to the returned label when rax names a
+    /// system call the dispatcher handles; falls through otherwise. Both ways
+    /// must then `popfq` and lift rsp by 128 (see `syscall_tail`). Uses rcx,
+    /// which the `syscall` clobbers.
+    pub fn syscall_check(&mut self, table: u64) -> u32 {
+        let native = self.label();
+        let special = self.label();
+        self.lea_rsp(-128);
+        self.bytes(&[0x9c]); // pushfq
+        self.bytes(&[0x48, 0x3d, 0xff, 0x01, 0x00, 0x00]); // cmp rax, 511
+        self.jcc(0x7, Target::Label(native)); // ja
+        let mut b = vec![0x48, 0xb9];
+        b.extend_from_slice(&table.to_le_bytes());
+        self.bytes(&b); // mov rcx, table
+        self.bytes(&[0x80, 0x3c, 0x01, 0x00]); // cmp byte [rcx+rax], 0
+        self.jcc(0x5, Target::Label(special)); // jne
+        self.place(native);
+        self.syscall_tail();
+        special
+    }
+    /// `popfq; lea rsp, [rsp+128]`.
+    pub fn syscall_tail(&mut self) {
+        self.bytes(&[0x9d]);
+        self.lea_rsp(128);
+    }
+    /// Before a REP string instruction: `mov gs:[REP_RCX], rcx`.
+    pub fn rep_before(&mut self) {
+        self.store_gs(header::REP_RCX, RCX);
+    }
+    /// After it: adds rcx before - rcx after to `slot`.
+    pub fn rep_after(&mut self, slot: u32, flags_live: bool) {
+        self.store_gs(header::SAVE_RAX, RAX);
+        if flags_live {
+            self.save_flags();
+        }
+        self.load_gs(RAX, header::REP_RCX);
+        self.bytes(&[0x48, 0x29, 0xc8]); // sub rax, rcx
+        self.add_rax(slot);
+        if flags_live {
+            self.restore_flags();
+        }
+        self.load_gs(RAX, header::SAVE_RAX);
+    }
+}
+
+/// Lays `pieces` out at `at`; `None` if an instruction cannot be placed
+/// there (a RIP-relative operand beyond +-2 GiB).
+pub fn layout(pieces: &[Piece], at: u64) -> Result<Vec<u8>, String> {
+    let mut enc = iced_encoded(pieces)?;
+    // Pass 1: offsets (far absolute branches take the long forms).
+    let mut labels = vec![0u64; pieces.iter().filter(|p| matches!(p, Piece::Label(_))).count() + 2];
+    let mut sizes = Vec::with_capacity(pieces.len());
+    let mut off = 0u64;
+    for (i, p) in pieces.iter().enumerate() {
+        let size = match p {
+            Piece::Bytes(b) => b.len(),
+            Piece::Rip { bytes, .. } => bytes.len(),
+            Piece::Insn(_) => enc[i].as_ref().map_or(0, |b| b.len()),
+            Piece::Label(l) => {
+                if labels.len() <= *l as usize {
+                    labels.resize(*l as usize + 1, 0);
+                }
+                labels[*l as usize] = off;
+                0
+            }
+            Piece::Branch { cc, target } => match (cc, target) {
+                (None, Target::Abs(t)) if !near(at + off, *t) => 14,
+                (Some(_), Target::Abs(t)) if !near(at + off, *t) => 20,
+                (None, _) => 5,
+                (Some(_), _) => 6,
+            },
+            Piece::ShortOnly { opcode, target } => match target {
+                Target::Abs(t) if !near(at + off, *t) => opcode.len() + 1 + 2 + 14,
+                _ => opcode.len() + 1 + 2 + 5,
+            },
+        };
+        sizes.push(size);
+        off += size as u64;
+    }
+    let resolve = |t: &Target| -> u64 {
+        match t {
+            Target::Abs(a) => *a,
+            Target::Label(l) => at + labels[*l as usize],
+        }
+    };
+    let mut out = Vec::with_capacity(off as usize);
+    for (i, p) in pieces.iter().enumerate() {
+        let here = at + out.len() as u64;
+        match p {
+            Piece::Bytes(b) => out.extend_from_slice(b),
+            Piece::Insn(_) => out.extend_from_slice(enc[i].take().as_deref().unwrap_or(&[])),
+            Piece::Label(_) => {}
+            Piece::Rip { bytes, disp_at, target } => {
+                let end = here + bytes.len() as u64;
+                let rel = target.wrapping_sub(end) as i64;
+                if i32::try_from(rel).is_err() {
+                    return Err(format!("a RIP-relative operand at {here:#x} cannot reach {target:#x}"));
+                }
+                let mut b = bytes.clone();
+                b[*disp_at..*disp_at + 4].copy_from_slice(&(rel as i32).to_le_bytes());
+                out.extend_from_slice(&b);
+            }
+            Piece::Branch { cc, target } => {
+                let t = resolve(target);
+                match (cc, sizes[i]) {
+                    (None, 14) => far_jmp(&mut out, t),
+                    (Some(c), 20) => {
+                        // j!cc over the far jump.
+                        out.extend_from_slice(&[0x0f, 0x80 | (c ^ 1)]);
+                        out.extend_from_slice(&14i32.to_le_bytes());
+                        far_jmp(&mut out, t);
+                    }
+                    (None, _) => {
+                        out.push(0xe9);
+                        out.extend_from_slice(&rel32(here + 5, t).to_le_bytes());
+                    }
+                    (Some(c), _) => {
+                        out.extend_from_slice(&[0x0f, 0x80 | c]);
+                        out.extend_from_slice(&rel32(here + 6, t).to_le_bytes());
+                    }
+                }
+            }
+            Piece::ShortOnly { opcode, target } => {
+                // jrcxz/loop +2; jmp short over; jmp target
+                let t = resolve(target);
+                let far = sizes[i] == opcode.len() + 1 + 2 + 14;
+                out.extend_from_slice(opcode);
+                out.push(2);
+                out.extend_from_slice(&[0xeb, if far { 14 } else { 5 }]);
+                if far {
+                    far_jmp(&mut out, t);
+                } else {
+                    let from = at + out.len() as u64 + 5;
+                    out.push(0xe9);
+                    out.extend_from_slice(&rel32(from, t).to_le_bytes());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn near(from: u64, to: u64) -> bool {
+    // Blocks are far smaller than the margin.
+    from.abs_diff(to) < (1u64 << 31) - (1 << 20)
+}
+
+fn rel32(end: u64, target: u64) -> i32 {
+    target.wrapping_sub(end) as i64 as i32
+}
+
+/// `jmp qword ptr [rip+0]; dq target`.
+fn far_jmp(out: &mut Vec<u8>, target: u64) {
+    out.extend_from_slice(&[0xff, 0x25, 0, 0, 0, 0]);
+    out.extend_from_slice(&target.to_le_bytes());
+}
+
+fn iced_encoded(pieces: &[Piece]) -> Result<Vec<Option<Vec<u8>>>, String> {
+    let mut out = vec![None; pieces.len()];
+    let mut encoder: Option<iced_x86::Encoder> = None;
+    for (i, p) in pieces.iter().enumerate() {
+        if let Piece::Insn(insn) = p {
+            let e = encoder.get_or_insert_with(|| iced_x86::Encoder::new(64));
+            e.encode(insn, 0).map_err(|err| format!("encoding {:?}: {err}", insn.code()))?;
+            out[i] = Some(e.take_buffer());
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+
+    fn text(code: &[u8], at: u64) -> Vec<String> {
+        let mut d = Decoder::with_ip(64, code, at, DecoderOptions::NONE);
+        let mut f = IntelFormatter::new();
+        d.iter()
+            .map(|i| {
+                let mut s = String::new();
+                f.format(&i, &mut s);
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hand_encoded_forms_decode_as_meant() {
+        let mut c = Code::default();
+        c.bump(3);
+        c.bump_keep_flags(1);
+        c.save_flags();
+        c.restore_flags();
+        c.push_return(0x7fff_1234_5678);
+        c.load_rsp_top();
+        c.lea_rsp(8);
+        c.lea_rsp(-128);
+        c.lea_rsp(128);
+        c.rep_before();
+        c.rep_after(2, false);
+        let code = layout(&c.pieces, 0x7000_0000).unwrap();
+        assert_eq!(
+            text(&code, 0x7000_0000),
+            [
+                "add qword ptr gs:[1018h],1",
+                "mov gs:[8],rax",
+                "mov rax,gs:[1008h]",
+                "lea rax,[rax+1]",
+                "mov gs:[1008h],rax",
+                "mov rax,gs:[8]",
+                "lahf",
+                "seto al",
+                "mov gs:[18h],rax",
+                "mov rax,gs:[18h]",
+                "add al,7Fh",
+                "sahf",
+                "push 12345678h",
+                "mov dword ptr [rsp+4],7FFFh",
+                "mov rax,[rsp]",
+                "lea rsp,[rsp+8]",
+                "lea rsp,[rsp-80h]",
+                "lea rsp,[rsp+80h]",
+                "mov gs:[28h],rcx",
+                "mov gs:[8],rax",
+                "mov rax,gs:[28h]",
+                "sub rax,rcx",
+                "add gs:[1010h],rax",
+                "mov rax,gs:[8]",
+            ]
+        );
+    }
+
+    #[test]
+    fn branches_reach_labels_near_and_far_targets() {
+        let mut c = Code::default();
+        let l = c.label();
+        c.jcc(0x4, Target::Label(l)); // je l: 6 bytes
+        c.jmp(Target::Abs(0x7000_1000)); // near: 5 bytes
+        c.jmp(Target::Abs(0x1_0000_0000_0000)); // far: 14 bytes, through a literal
+        c.place(l); // at 25
+        c.jcc(0x5, Target::Abs(0x2_0000_0000_0000)); // far jne: je +14, then a far jmp
+        c.put(Piece::ShortOnly { opcode: vec![0xe3], target: Target::Abs(0x7000_2000) });
+        let at = 0x7000_0000;
+        let code = layout(&c.pieces, at).unwrap();
+        // The literals decode as `add` bytes: leave them out.
+        let t: Vec<String> = text(&code, at).into_iter().filter(|s| !s.starts_with("add ")).collect();
+        assert_eq!(
+            t,
+            [
+                "je 0000000070000019h",
+                "jmp 0000000070001000h",
+                "jmp qword ptr [70000011h]",
+                "je 000000007000002Dh",
+                "jmp qword ptr [70000025h]",
+                "jrcxz 0000000070000031h",
+                "jmp short 0000000070000036h",
+                "jmp 0000000070002000h",
+            ]
+        );
+        assert_eq!(u64::from_le_bytes(code[17..25].try_into().unwrap()), 0x1_0000_0000_0000);
+        assert_eq!(u64::from_le_bytes(code[37..45].try_into().unwrap()), 0x2_0000_0000_0000);
+    }
+
+    #[test]
+    fn rip_relative_displacements_are_re_aimed() {
+        // mov rax, [rip+disp]: 48 8b 05 disp32, meant for 0x7000_5000.
+        let mut c = Code::default();
+        c.put(Piece::Rip { bytes: vec![0x48, 0x8b, 0x05, 0, 0, 0, 0], disp_at: 3, target: 0x7000_5000 });
+        let code = layout(&c.pieces, 0x7000_0000).unwrap();
+        assert_eq!(text(&code, 0x7000_0000), ["mov rax,[70005000h]"]);
+        assert!(layout(&c.pieces, 0x7_0000_0000).is_err());
+    }
+}

@@ -1,0 +1,105 @@
+//! Which addresses hold readable code: the program's mappings, from
+//! /proc/self/maps, read again when a block starts outside the known ones
+//! (code loaded since). Blocks are decoded in place, never past a mapping.
+
+use std::sync::Mutex;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mapping {
+    pub lo: u64,
+    pub hi: u64,
+    pub writable: bool,
+}
+
+static MAPS: Mutex<Vec<Mapping>> = Mutex::new(Vec::new());
+
+/// Parses the readable mappings of a /proc/PID/maps text.
+pub fn parse(text: &str) -> Vec<Mapping> {
+    let mut out: Vec<Mapping> = Vec::new();
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
+        let Some((lo, hi)) = range.split_once('-') else { continue };
+        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else { continue };
+        if !perms.starts_with('r') {
+            continue;
+        }
+        let writable = perms.as_bytes().get(1) == Some(&b'w');
+        match out.last_mut() {
+            // Adjacent readable mappings read as one range.
+            Some(m) if m.hi == lo && m.writable == writable => m.hi = hi,
+            _ => out.push(Mapping { lo, hi, writable }),
+        }
+    }
+    out
+}
+
+fn reload(maps: &mut Vec<Mapping>) {
+    let mut text = Vec::new();
+    // SAFETY: open/read/close of a procfs file into our own buffer.
+    unsafe {
+        let fd = libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return;
+        }
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len());
+            if n <= 0 {
+                break;
+            }
+            text.extend_from_slice(&buf[..n as usize]);
+        }
+        libc::close(fd);
+    }
+    *maps = parse(&String::from_utf8_lossy(&text));
+}
+
+/// The mapping holding `addr`, if readable.
+pub fn mapping_of(addr: u64) -> Option<Mapping> {
+    let mut maps = MAPS.lock().unwrap_or_else(|e| e.into_inner());
+    let find = |m: &Vec<Mapping>| m.iter().copied().find(|m| m.lo <= addr && addr < m.hi);
+    if let Some(m) = find(&maps) {
+        return Some(m);
+    }
+    reload(&mut maps);
+    find(&maps)
+}
+
+/// Forgets what is known of `lo..hi` (unmapped).
+pub fn forget(lo: u64, hi: u64) {
+    let mut maps = MAPS.lock().unwrap_or_else(|e| e.into_inner());
+    if maps.iter().any(|m| m.lo < hi && lo < m.hi) {
+        maps.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readable_ranges_merge_and_unreadable_ones_drop() {
+        let text = "\
+55d0a0000000-55d0a0001000 r--p 00000000 08:01 1 /bin/x
+55d0a0001000-55d0a0005000 r-xp 00001000 08:01 1 /bin/x
+55d0a0005000-55d0a0006000 ---p 00000000 00:00 0
+55d0a0006000-55d0a0007000 rw-p 00000000 00:00 0
+";
+        assert_eq!(
+            parse(text),
+            vec![
+                Mapping { lo: 0x55d0a0000000, hi: 0x55d0a0005000, writable: false },
+                Mapping { lo: 0x55d0a0006000, hi: 0x55d0a0007000, writable: true },
+            ]
+        );
+    }
+
+    #[test]
+    fn this_process_code_is_found() {
+        let here = this_process_code_is_found as *const () as u64;
+        let m = mapping_of(here).expect("our own code is mapped");
+        assert!(m.lo <= here && here < m.hi && !m.writable);
+        assert_eq!(mapping_of(8), None);
+    }
+}

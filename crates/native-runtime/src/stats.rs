@@ -1,0 +1,35 @@
+//! Time the runtime spends translating, for `FLOPSCOPE_NATIVE_DEBUG`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static BLOCKS: AtomicU64 = AtomicU64::new(0);
+static NANOS: AtomicU64 = AtomicU64::new(0);
+
+pub fn now() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: writes ts.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+static FIRST: AtomicU64 = AtomicU64::new(0);
+
+pub fn add_translation(ns: u64) {
+    if BLOCKS.fetch_add(1, Ordering::Relaxed) == 0 {
+        FIRST.store(ns, Ordering::Relaxed);
+    }
+    NANOS.fetch_add(ns, Ordering::Relaxed);
+}
+
+/// One line: blocks translated and the time it took.
+pub fn summary() -> String {
+    let b = BLOCKS.load(Ordering::Relaxed);
+    let ns = NANOS.load(Ordering::Relaxed);
+    let first = FIRST.load(Ordering::Relaxed);
+    format!(
+        "[fs] {b} blocks translated in {:.3} ms (the first {:.3} ms, the others {:.1} us each)\n",
+        ns as f64 / 1e6,
+        first as f64 / 1e6,
+        (ns - first) as f64 / 1e3 / b.saturating_sub(1).max(1) as f64
+    )
+}
