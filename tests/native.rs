@@ -351,3 +351,33 @@ fn a_program_using_gs_is_stopped_with_a_clear_message() {
     let r = run.report.expect("a partial report");
     assert_eq!(r.0["complete"], false);
 }
+
+#[test]
+fn a_thread_may_end_the_process_either_way() {
+    let exe = build("native/thread_exits.c", &["-O2", "-msse2", "-pthread"]);
+    let n = 1000u64;
+    let mut f = Failures::default();
+    for (mode, status) in [(1, 0), (2, 7)] {
+        let run = count_with("native", &exe, &[mode.to_string(), n.to_string()], &[]);
+        assert_eq!(run.code, status, "mode {mode}: flopscope's exit code:\n{}", run.stderr);
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["exit_status"], status, "mode {mode}");
+        let e = Expect::new().insn("fp64", 64, 1, "add", 3 * n, 1).op("add", 3 * n);
+        f.expect(&format!("thread_exits {mode} {n}"), &r, &e);
+    }
+    f.assert_none();
+}
+
+#[test]
+fn code_generated_at_run_time_is_reported() {
+    let exe = build("native/jit.c", &["-O2"]);
+    let run = count_with("native", &exe, &["100"], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.expect("a report");
+    assert_eq!(r.0["complete"], false, "counts that may be wrong are not complete");
+    assert!(
+        r.warnings().iter().any(|w| w.contains("generated or rewritten at run time") && w.contains("--engine emulate")),
+        "{:?}",
+        r.warnings()
+    );
+}

@@ -62,6 +62,9 @@ pub mod word {
     /// 1 when XSAVE-family instructions ran whose bytes were not counted
     /// (native engine).
     pub const UNCOUNTED_STATE: usize = 12;
+    /// Native engine: the first address of code run from a writable mapping
+    /// or rewritten after translation (code generated at run time), else 0.
+    pub const GENERATED_CODE_PC: usize = 13;
 }
 /// Byte offset of the text describing the unsupported instruction (NUL-terminated).
 pub const UNSUPPORTED_TEXT: usize = 512;

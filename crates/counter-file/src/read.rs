@@ -43,6 +43,9 @@ pub struct FileCounts {
     pub unmarked: Counts,
     /// XSAVE-family bytes were not counted (native engine).
     pub uncounted_state: bool,
+    /// Native engine: code generated or rewritten at run time was executed
+    /// from this address (counts may then be wrong).
+    pub generated_code_pc: Option<u64>,
     /// Region ends that did not match, and the first one described.
     pub mismatches: u64,
     pub mismatch_text: String,
@@ -172,6 +175,7 @@ impl CounterFile {
             });
         }
         out.uncounted_state = layout::load(v.word(word::UNCOUNTED_STATE)) != 0;
+        out.generated_code_pc = Some(layout::load(v.word(word::GENERATED_CODE_PC))).filter(|pc| *pc != 0);
         out.mismatches = layout::load(v.word(word::MISMATCHES));
         if out.mismatches > 0 {
             out.mismatch_text = v.text(layout::MISMATCH_TEXT);

@@ -116,6 +116,15 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         report.complete = false;
         report.warnings.insert(0, format!("the native engine stopped the program: {}", u.text));
     }
+    if let Some(pc) = main.generated_code_pc {
+        report.complete = false;
+        report.warnings.insert(
+            0,
+            format!(
+                "the program executes code generated or rewritten at run time (from {pc:#x}): the native engine translates code once and cannot follow later changes, so the counts may be wrong; count it with --engine emulate"
+            ),
+        );
+    }
     if main.uncounted_state {
         report.warnings.push(
             "XSAVE-family instructions ran (the dynamic loader's lazy binding uses them): their bytes are not counted by the native engine; set LD_BIND_NOW=1 to avoid them".into(),

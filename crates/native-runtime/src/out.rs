@@ -187,5 +187,8 @@ pub fn flush(finished: bool) {
     if t.uncounted_state {
         v.word(word::UNCOUNTED_STATE).store(1, Ordering::Release);
     }
+    if let Some(pc) = t.generated_code_pc {
+        v.word(word::GENERATED_CODE_PC).store(pc, Ordering::Release);
+    }
     v.word(word::FINISHED).store(u64::from(finished), Ordering::Release);
 }

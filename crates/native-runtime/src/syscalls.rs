@@ -9,6 +9,8 @@
 //!   is dynamically linked, is taken over again and counted in its own file).
 //! - `rt_sigaction`, `rt_sigreturn`: handlers run in the cache (signals.rs).
 //! - `arch_prctl` on gs: the engine's own register; refused clearly.
+//! - `munmap`, and `mprotect` making code writable: the blocks of the range
+//!   are forgotten (translated afresh); rewritable code is reported.
 
 use crate::asm::{fs_clone, fs_sigreturn, Context};
 use crate::dispatch::{fatal, gs_word};
@@ -27,7 +29,7 @@ pub static SPECIAL: [u8; 512] = {
     let nrs = [
         libc::SYS_clone, libc::SYS_clone3, libc::SYS_fork, libc::SYS_vfork, libc::SYS_exit,
         libc::SYS_exit_group, libc::SYS_execve, libc::SYS_execveat, libc::SYS_rt_sigaction,
-        libc::SYS_rt_sigreturn, libc::SYS_arch_prctl, libc::SYS_munmap,
+        libc::SYS_rt_sigreturn, libc::SYS_arch_prctl, libc::SYS_munmap, libc::SYS_mprotect,
     ];
     let mut i = 0;
     while i < nrs.len() {
@@ -87,10 +89,21 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
         libc::SYS_arch_prctl if matches!(a[0], 0x1001 | 0x1004) => {
             fatal(next, "the program uses the gs segment register (arch_prctl ARCH_SET_GS/ARCH_GET_GS), which the native engine keeps for itself: count it with --engine emulate")
         }
+        libc::SYS_mprotect => {
+            let r = raw(nr, a);
+            if r == 0 && a[2] & libc::PROT_WRITE as u64 != 0 {
+                // Translated code made writable: it may be rewritten.
+                if let Some(t) = translator::lock().as_mut() {
+                    if t.forget(a[0], a[0].saturating_add(a[1])) > 0 {
+                        t.generated_code_pc.get_or_insert(a[0]);
+                    }
+                }
+            }
+            r
+        }
         libc::SYS_munmap => {
             let r = raw(nr, a);
             if r == 0 {
-                crate::codemap::forget(a[0], a[0].saturating_add(a[1]));
                 if let Some(t) = translator::lock().as_mut() {
                     t.forget(a[0], a[0].saturating_add(a[1]));
                 }

@@ -71,6 +71,8 @@ struct Raw {
 /// A decoded block before encoding.
 pub struct Decoded {
     pub pc: u64,
+    /// The code lies in a writable mapping (generated at run time).
+    pub writable: bool,
     insns: Vec<(Instruction, InsnInfo)>,
     raws: Vec<Raw>,
     end: End,
@@ -93,7 +95,7 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
     loop {
         let at = d.ip();
         if insns.len() == MAX_INSNS || (d.position() + 15 > buf.len() && buf.len() == 4096) {
-            return Ok(Decoded { pc, insns, raws, end: End::FallTo(at), last_kept: None });
+            return Ok(Decoded { pc, writable: map.writable, insns, raws, end: End::FallTo(at), last_kept: None });
         }
         if !d.can_decode() {
             return Err(format!("code at {at:#x} runs into memory that cannot be read"));
@@ -106,7 +108,7 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
             insns.push((ud2, InsnInfo::default()));
             raws.push(Raw { len: 0, disp_at: None });
             let last = insns.len() - 1;
-            return Ok(Decoded { pc, insns, raws, end: End::FallTo(at), last_kept: Some(last) });
+            return Ok(Decoded { pc, writable: map.writable, insns, raws, end: End::FallTo(at), last_kept: Some(last) });
         }
         let bytes = &buf[pos..pos + insn.len()];
         let next = insn.next_ip();
@@ -122,11 +124,11 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
             };
             insns.push((insn, info));
             let last = insns.len() - 1;
-            return Ok(Decoded { pc, insns, raws, end: End::Marker { kind, next, mem }, last_kept: Some(last) });
+            return Ok(Decoded { pc, writable: map.writable, insns, raws, end: End::Marker { kind, next, mem }, last_kept: Some(last) });
         }
         if insn.code() == Op::Syscall {
             insns.push((insn, info));
-            return Ok(Decoded { pc, insns, raws, end: End::Syscall { next }, last_kept: None });
+            return Ok(Decoded { pc, writable: map.writable, insns, raws, end: End::Syscall { next }, last_kept: None });
         }
         let end = match insn.flow_control() {
             FlowControl::Next => None,
@@ -152,7 +154,7 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
         insns.push((insn, info));
         if let Some((end, keep)) = end {
             let last = insns.len() - 1;
-            return Ok(Decoded { pc, insns, raws, end, last_kept: keep.then_some(last) });
+            return Ok(Decoded { pc, writable: map.writable, insns, raws, end, last_kept: keep.then_some(last) });
         }
     }
 }

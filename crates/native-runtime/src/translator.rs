@@ -40,6 +40,9 @@ pub struct Translator {
     classifier: Classifier,
     /// XSAVE-family instructions were translated (their bytes are not counted).
     pub uncounted_state: bool,
+    /// The first block translated from a writable mapping, or in a range
+    /// made writable after translation: code generated at run time.
+    pub generated_code_pc: Option<u64>,
 }
 
 static STATE: Mutex<Option<Translator>> = Mutex::new(None);
@@ -55,6 +58,7 @@ pub fn init() -> Result<(), String> {
         ibl,
         classifier: Classifier::new(),
         uncounted_state: false,
+        generated_code_pc: None,
     });
     Ok(())
 }
@@ -128,6 +132,9 @@ impl Translator {
 
     fn translate(&mut self, pc: u64) -> Result<u64, String> {
         let dec = translate::decode(pc, &mut self.classifier)?;
+        if dec.writable {
+            self.generated_code_pc.get_or_insert(pc);
+        }
         let ai = match self.arenas.iter().position(|a| a.reaches(pc)) {
             Some(i) => i,
             None => {
@@ -155,6 +162,7 @@ impl Translator {
     /// execution there is translated afresh. Direct links from other blocks
     /// into them stay; see the README's limits.
     pub fn forget(&mut self, lo: u64, hi: u64) -> usize {
+        crate::codemap::forget(lo, hi);
         let before = self.blocks.len();
         self.blocks.retain(|pc, _| *pc < lo || *pc >= hi);
         let n = before - self.blocks.len();
