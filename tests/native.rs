@@ -29,29 +29,58 @@ const NO_AVX512_IN_GLIBC: (&str, &str) = (
 
 /// Whole-program keys compared between engines (bytes differ outside the
 /// region: the loader's work before the native engine takes over).
-const FLOP_KEYS: [&str; 5] = ["flop", "flop_by_op", "flop_by_width", "fp_elements", "fp_instructions"];
+const FLOP_KEYS: [&str; 5] = [
+    "flop",
+    "flop_by_op",
+    "flop_by_width",
+    "fp_elements",
+    "fp_instructions",
+];
 /// Region keys compared between engines: all but `instructions` (QEMU counts
 /// a REP string once per iteration, the native engine once).
 const REGION_KEYS: [&str; 8] = [
-    "entries", "flop", "flop_by_op", "flop_by_width", "fp_elements", "fp_instructions", "bytes", "mem_accesses",
+    "entries",
+    "flop",
+    "flop_by_op",
+    "flop_by_width",
+    "fp_elements",
+    "fp_instructions",
+    "bytes",
+    "mem_accesses",
 ];
 
 fn markers_include() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../markers/include").display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../markers/include")
+        .display()
+        .to_string()
 }
 
 fn with_region(flags: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
-    v.extend(["-DWHOLE_REGION".to_string(), "-I".to_string(), markers_include()]);
+    v.extend([
+        "-DWHOLE_REGION".to_string(),
+        "-I".to_string(),
+        markers_include(),
+    ]);
     v
 }
 
 fn region<'a>(r: &'a Report, name: &str) -> Option<&'a Value> {
-    r.0["regions"].as_array()?.iter().find(|g| g["name"] == name)
+    r.0["regions"]
+        .as_array()?
+        .iter()
+        .find(|g| g["name"] == name)
 }
 
 /// Runs one kernel under both engines and lists every difference.
-fn compare(source: &str, flags: &[String], args: &[&str], env: &[(&str, &str)], region_too: bool) -> Vec<String> {
+fn compare(
+    source: &str,
+    flags: &[String],
+    args: &[&str],
+    env: &[(&str, &str)],
+    region_too: bool,
+) -> Vec<String> {
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let exe = build(source, &flags);
     let mut env = env.to_vec();
@@ -74,7 +103,10 @@ fn compare(source: &str, flags: &[String], args: &[&str], env: &[(&str, &str)], 
             (Some(re), Some(rn)) => {
                 for k in REGION_KEYS {
                     if re[k] != rn[k] {
-                        out.push(format!("{what}: region program {k}: emulate {} native {}", re[k], rn[k]));
+                        out.push(format!(
+                            "{what}: region program {k}: emulate {} native {}",
+                            re[k], rn[k]
+                        ));
                     }
                 }
             }
@@ -87,7 +119,15 @@ fn compare(source: &str, flags: &[String], args: &[&str], env: &[(&str, &str)], 
 #[test]
 fn native_equals_emulate_on_every_kernel() {
     let precisions: [&[&str]; 2] = [&[], &["-DSINGLE"]];
-    let mut cases: Vec<(&str, Vec<String>, Vec<&str>, Vec<(&str, &str)>, bool)> = Vec::new();
+    // (source, flags, arguments, environment, compare the "program" region too)
+    type Case<'a> = (
+        &'a str,
+        Vec<String>,
+        Vec<&'a str>,
+        Vec<(&'a str, &'a str)>,
+        bool,
+    );
+    let mut cases: Vec<Case> = Vec::new();
     let with = |base: &[&str], extra: &[&str]| -> Vec<String> {
         let mut v = base.to_vec();
         v.extend_from_slice(extra);
@@ -97,8 +137,20 @@ fn native_equals_emulate_on_every_kernel() {
         for p in precisions {
             cases.push(("matmul.c", with(base, p), vec!["17", "2"], vec![], true));
             cases.push(("triad.c", with(base, p), vec!["1001", "10"], vec![], true));
-            cases.push(("triad_vec.c", with(base, p), vec!["1000", "10"], vec![], true));
-            cases.push(("sqrtdiv.c", with(&with_math(base), p), vec!["1001", "3"], vec![], true));
+            cases.push((
+                "triad_vec.c",
+                with(base, p),
+                vec!["1000", "10"],
+                vec![],
+                true,
+            ));
+            cases.push((
+                "sqrtdiv.c",
+                with(&with_math(base), p),
+                vec!["1001", "3"],
+                vec![],
+                true,
+            ));
         }
         cases.push(("minmax.c", with(base, &[]), vec!["1000"], vec![], true));
     }
@@ -109,7 +161,10 @@ fn native_equals_emulate_on_every_kernel() {
         cases.push(("dp.c", with(base, &[]), vec!["1000"], vec![], true));
     }
     cases.push(("fma.c", with(AVX2_FMA, &[]), vec!["1000"], vec![], true));
-    for base in [&["-O2", "-fno-math-errno"][..], &["-O2", "-mavx2", "-mfma", "-fno-math-errno"]] {
+    for base in [
+        &["-O2", "-fno-math-errno"][..],
+        &["-O2", "-mavx2", "-mfma", "-fno-math-errno"],
+    ] {
         cases.push(("x87.c", with(base, &[]), vec!["1000"], vec![], true));
     }
     // With more than one thread, the bytes libgomp's barriers move depend on
@@ -131,7 +186,12 @@ fn native_equals_emulate_on_every_kernel() {
     for (source, flags, args, env, region_too) in &cases {
         mismatches.extend(compare(source, flags, args, env, *region_too));
     }
-    assert!(mismatches.is_empty(), "{} case(s) differ:\n{}", mismatches.len(), mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "{} case(s) differ:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
 }
 
 fn with_math<'a>(base: &[&'a str]) -> Vec<&'a str> {
@@ -141,7 +201,8 @@ fn with_math<'a>(base: &[&'a str]) -> Vec<&'a str> {
 }
 
 fn have_avx512() -> bool {
-    std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|c| c.split_whitespace().any(|w| w == "avx512f"))
+    std::fs::read_to_string("/proc/cpuinfo")
+        .is_ok_and(|c| c.split_whitespace().any(|w| w == "avx512f"))
 }
 
 fn require_avx512() {
@@ -151,8 +212,11 @@ fn require_avx512() {
     );
 }
 
-/// A region's `fp_instructions` rows as (precision, width, lanes, op, masked) -> (count, flop).
-fn rows(g: &Value) -> std::collections::BTreeMap<(String, u64, u64, String, bool), (u64, u64)> {
+/// (precision, width, lanes, op, masked) -> (count, flop).
+type Rows = std::collections::BTreeMap<(String, u64, u64, String, bool), (u64, u64)>;
+
+/// A region's `fp_instructions` rows.
+fn rows(g: &Value) -> Rows {
     g["fp_instructions"]
         .as_array()
         .expect("fp_instructions")
@@ -173,24 +237,35 @@ fn rows(g: &Value) -> std::collections::BTreeMap<(String, u64, u64, String, bool
 }
 
 fn accesses(g: &Value, dir: &str, size: u64) -> u64 {
-    g["mem_accesses"][dir][size.to_string()].as_u64().unwrap_or(0)
+    g["mem_accesses"][dir][size.to_string()]
+        .as_u64()
+        .unwrap_or(0)
 }
 
 #[test]
 fn avx512_masked_lanes_loads_stores_gathers_and_scatters() {
     require_avx512();
     let inc = markers_include();
-    let exe = build("native/avx512_masked.c", &["-O2", "-march=x86-64-v4", "-I", &inc]);
+    let exe = build(
+        "native/avx512_masked.c",
+        &["-O2", "-march=x86-64-v4", "-I", &inc],
+    );
     let reps = 3u64;
     let run = |n: u64| count_ok_with("native", &exe, &[n.to_string(), reps.to_string()], &[]);
-    let row = |p: &str, lanes: u64, op: &str, masked: bool| (p.to_string(), 512, lanes, op.to_string(), masked);
+    let row = |p: &str, lanes: u64, op: &str, masked: bool| {
+        (p.to_string(), 512, lanes, op.to_string(), masked)
+    };
     let mut f = Failures::default();
     let mut reports = Vec::new();
     for n in [1003u64, 2003, 1005] {
         let r = run(n);
         let (q, rem) = (n / 8, n % 8);
         let what = |k: &str| format!("avx512_masked {n} {reps}: {k}");
-        let g = |name: &str| region(&r, name).unwrap_or_else(|| panic!("region {name} missing")).clone();
+        let g = |name: &str| {
+            region(&r, name)
+                .unwrap_or_else(|| panic!("region {name} missing"))
+                .clone()
+        };
         let mut triad = std::collections::BTreeMap::new();
         triad.insert(row("fp64", 8, "fma", false), (q * reps, 16 * q * reps));
         if rem > 0 {
@@ -198,14 +273,32 @@ fn avx512_masked_lanes_loads_stores_gathers_and_scatters() {
         }
         f.equal_map(&what("triad rows"), &triad, &rows(&g("triad")));
         let mut sum32 = std::collections::BTreeMap::new();
-        sum32.insert(row("fp32", 16, "add", true), (n.div_ceil(16) * reps, n * reps));
+        sum32.insert(
+            row("fp32", 16, "add", true),
+            (n.div_ceil(16) * reps, n * reps),
+        );
         f.equal_map(&what("sum32 rows"), &sum32, &rows(&g("sum32")));
         let mut gather = std::collections::BTreeMap::new();
-        gather.insert(row("fp64", 8, "add", true), (n.div_ceil(8) * reps, n * reps));
+        gather.insert(
+            row("fp64", 8, "add", true),
+            (n.div_ceil(8) * reps, n * reps),
+        );
         f.equal_map(&what("gather rows"), &gather, &rows(&g("gather")));
-        f.equal(&what("scatter flop"), 0, g("scatter")["flop"]["total"].as_i64().unwrap());
-        f.equal(&what("sum32 4-byte reads"), (n * reps) as i64, accesses(&g("sum32"), "read", 4) as i64);
-        f.equal(&what("whole-program FLOP"), ((16 * q + 2 * rem + 2 * n) * reps) as i64, r.flop("total") as i64);
+        f.equal(
+            &what("scatter flop"),
+            0,
+            g("scatter")["flop"]["total"].as_i64().unwrap(),
+        );
+        f.equal(
+            &what("sum32 4-byte reads"),
+            (n * reps) as i64,
+            accesses(&g("sum32"), "read", 4) as i64,
+        );
+        f.equal(
+            &what("whole-program FLOP"),
+            ((16 * q + 2 * rem + 2 * n) * reps) as i64,
+            r.flop("total") as i64,
+        );
         reports.push((n, r));
     }
     // The same code around the kernels at every N: differences are exact.
@@ -216,18 +309,62 @@ fn avx512_masked_lanes_loads_stores_gathers_and_scatters() {
     };
     let r = reps as i64;
     // 1003 -> 2003: 125 more whole vectors, same remainder (3).
-    f.equal("triad 64-byte reads, 2003 vs 1003", 2 * 125 * r, delta(0, 1, "triad", "read", 64));
-    f.equal("triad 64-byte writes, 2003 vs 1003", 125 * r, delta(0, 1, "triad", "write", 64));
-    f.equal("triad 8-byte reads, 2003 vs 1003", 0, delta(0, 1, "triad", "read", 8));
-    f.equal("gather 8-byte reads, 2003 vs 1003", 1000 * r, delta(0, 1, "gather", "read", 8));
-    f.equal("gather 32-byte index reads, 2003 vs 1003", 125 * r, delta(0, 1, "gather", "read", 32));
-    f.equal("scatter 8-byte writes, 2003 vs 1003", 1000 * r, delta(0, 1, "scatter", "write", 8));
+    f.equal(
+        "triad 64-byte reads, 2003 vs 1003",
+        2 * 125 * r,
+        delta(0, 1, "triad", "read", 64),
+    );
+    f.equal(
+        "triad 64-byte writes, 2003 vs 1003",
+        125 * r,
+        delta(0, 1, "triad", "write", 64),
+    );
+    f.equal(
+        "triad 8-byte reads, 2003 vs 1003",
+        0,
+        delta(0, 1, "triad", "read", 8),
+    );
+    f.equal(
+        "gather 8-byte reads, 2003 vs 1003",
+        1000 * r,
+        delta(0, 1, "gather", "read", 8),
+    );
+    f.equal(
+        "gather 32-byte index reads, 2003 vs 1003",
+        125 * r,
+        delta(0, 1, "gather", "read", 32),
+    );
+    f.equal(
+        "scatter 8-byte writes, 2003 vs 1003",
+        1000 * r,
+        delta(0, 1, "scatter", "write", 8),
+    );
     // 1003 -> 1005: two more active lanes in every masked remainder.
-    f.equal("triad masked 8-byte reads, 1005 vs 1003", 2 * 2 * r, delta(0, 2, "triad", "read", 8));
-    f.equal("triad masked 8-byte writes, 1005 vs 1003", 2 * r, delta(0, 2, "triad", "write", 8));
-    f.equal("gather 8-byte reads, 1005 vs 1003", 2 * r, delta(0, 2, "gather", "read", 8));
-    f.equal("scatter 8-byte writes, 1005 vs 1003", 2 * r, delta(0, 2, "scatter", "write", 8));
-    f.equal("sum32 4-byte reads, 1005 vs 1003", 2 * r, delta(0, 2, "sum32", "read", 4));
+    f.equal(
+        "triad masked 8-byte reads, 1005 vs 1003",
+        2 * 2 * r,
+        delta(0, 2, "triad", "read", 8),
+    );
+    f.equal(
+        "triad masked 8-byte writes, 1005 vs 1003",
+        2 * r,
+        delta(0, 2, "triad", "write", 8),
+    );
+    f.equal(
+        "gather 8-byte reads, 1005 vs 1003",
+        2 * r,
+        delta(0, 2, "gather", "read", 8),
+    );
+    f.equal(
+        "scatter 8-byte writes, 1005 vs 1003",
+        2 * r,
+        delta(0, 2, "scatter", "write", 8),
+    );
+    f.equal(
+        "sum32 4-byte reads, 1005 vs 1003",
+        2 * r,
+        delta(0, 2, "sum32", "read", 4),
+    );
     f.assert_none();
 }
 
@@ -239,16 +376,43 @@ fn avx512_compiled_kernels_equal_their_closed_forms() {
         let mut flags = AVX512.to_vec();
         flags.extend_from_slice(extra);
         let (n, reps) = (67u64, 2u64);
-        let r = count_ok_with("native", &build("matmul.c", &flags), &[n.to_string(), reps.to_string()], &[]);
-        let e = Expect::new().flop(precision, 2 * n * n * n * reps).op("fma", 2 * n * n * n * reps);
-        f.expect(&format!("matmul.c [{}] {n} {reps}", flags.join(" ")), &r, &e);
-        let wide = r.flop_by_width().iter().filter(|((_, w), _)| *w == 512).map(|(_, v)| *v).sum::<u64>();
+        let r = count_ok_with(
+            "native",
+            &build("matmul.c", &flags),
+            &[n.to_string(), reps.to_string()],
+            &[],
+        );
+        let e = Expect::new()
+            .flop(precision, 2 * n * n * n * reps)
+            .op("fma", 2 * n * n * n * reps);
+        f.expect(
+            &format!("matmul.c [{}] {n} {reps}", flags.join(" ")),
+            &r,
+            &e,
+        );
+        let wide = r
+            .flop_by_width()
+            .iter()
+            .filter(|((_, w), _)| *w == 512)
+            .map(|(_, v)| *v)
+            .sum::<u64>();
         if wide == 0 {
-            f.equal(&format!("matmul.c [{}]: 512-bit FLOP", flags.join(" ")), 1, 0);
+            f.equal(
+                &format!("matmul.c [{}]: 512-bit FLOP", flags.join(" ")),
+                1,
+                0,
+            );
         }
         let (n, reps) = (1001u64, 10u64);
-        let r = count_ok_with("native", &build("triad.c", &flags), &[n.to_string(), reps.to_string()], &[]);
-        let e = Expect::new().flop(precision, 2 * n * reps).op("fma", 2 * n * reps);
+        let r = count_ok_with(
+            "native",
+            &build("triad.c", &flags),
+            &[n.to_string(), reps.to_string()],
+            &[],
+        );
+        let e = Expect::new()
+            .flop(precision, 2 * n * reps)
+            .op("fma", 2 * n * reps);
         f.expect(&format!("triad.c [{}] {n} {reps}", flags.join(" ")), &r, &e);
     }
     f.assert_none();
@@ -259,23 +423,50 @@ fn avx512_compiled_kernels_equal_their_closed_forms() {
 fn openmp_exact_with_any_thread_count_20_times() {
     let exe = build("omp_triad.c", &["-O2", "-fopenmp"]);
     let (n, reps) = (1000u64, 4u64);
-    let e = Expect::new().flop("fp64", 2 * n * reps).op("add", n * reps).op("mul", n * reps);
+    let e = Expect::new()
+        .flop("fp64", 2 * n * reps)
+        .op("add", n * reps)
+        .op("mul", n * reps);
     let mut f = Failures::default();
     let runs = [1, 2, 8].into_iter().chain(std::iter::repeat_n(8, 20));
     let mut first8: Option<Value> = None;
     for (i, threads) in runs.enumerate() {
-        let r = count_ok_with("native", &exe, &[n.to_string(), reps.to_string()], &[("OMP_NUM_THREADS", &threads.to_string())]);
+        let r = count_ok_with(
+            "native",
+            &exe,
+            &[n.to_string(), reps.to_string()],
+            &[("OMP_NUM_THREADS", &threads.to_string())],
+        );
         let what = format!("omp_triad.c OMP_NUM_THREADS={threads} (run {i})");
         f.expect(&what, &r, &e);
         let rows = r.0["threads"].as_array().expect("threads");
-        f.equal(&format!("{what}: threads rows"), threads as i64, rows.len() as i64);
-        let sum: u64 = rows.iter().map(|t| t["flop"]["total"].as_u64().unwrap()).sum();
-        f.equal(&format!("{what}: sum of threads[].flop.total"), (2 * n * reps) as i64, sum as i64);
+        f.equal(
+            &format!("{what}: threads rows"),
+            threads as i64,
+            rows.len() as i64,
+        );
+        let sum: u64 = rows
+            .iter()
+            .map(|t| t["flop"]["total"].as_u64().unwrap())
+            .sum();
+        f.equal(
+            &format!("{what}: sum of threads[].flop.total"),
+            (2 * n * reps) as i64,
+            sum as i64,
+        );
         if threads == 8 {
-            let flop: Value = FLOP_KEYS.iter().map(|k| (k.to_string(), r.0[*k].clone())).collect::<serde_json::Map<_, _>>().into();
+            let flop: Value = FLOP_KEYS
+                .iter()
+                .map(|k| (k.to_string(), r.0[*k].clone()))
+                .collect::<serde_json::Map<_, _>>()
+                .into();
             match &first8 {
                 None => first8 = Some(flop),
-                Some(v) if *v != flop => f.equal(&format!("{what}: FLOP identical to the first 8-thread run"), 1, 0),
+                Some(v) if *v != flop => f.equal(
+                    &format!("{what}: FLOP identical to the first 8-thread run"),
+                    1,
+                    0,
+                ),
                 _ => {}
             }
         }
@@ -297,8 +488,17 @@ fn signal_handlers_run_counted_even_when_they_longjmp() {
         .args([n.to_string(), m.to_string()])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("usr1 {n} usr2 {n}\n"), "the program's own output");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("usr1 {n} usr2 {n}\n"),
+        "the program's own output"
+    );
     let r = Report(serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap());
     let e = Expect::new()
         .insn("fp64", 64, 1, "add", n * m, 1)
@@ -319,7 +519,9 @@ fn crash_keeps_the_counts_and_the_signal() {
     let r = run.report.expect("a report for a crashed program");
     assert_eq!(r.0["exit_status"], "signal:SIGSEGV");
     assert_eq!(r.0["complete"], false);
-    let e = Expect::new().insn("fp64", 256, 4, "fma", n, 8).op("fma", 8 * n);
+    let e = Expect::new()
+        .insn("fp64", 256, 4, "fma", n, 8)
+        .op("fma", 8 * n);
     let mut f = Failures::default();
     f.expect("segv.c under the native engine", &r, &e);
     f.assert_none();
@@ -340,14 +542,22 @@ fn static_programs_are_refused_with_the_remedy() {
     let exe = build("exit3.c", &["-O2", "-static"]);
     let run = count_with("native", &exe, &[] as &[&str], &[]);
     assert_ne!(run.code, 0);
-    assert!(run.stderr.contains("statically linked") && run.stderr.contains("--engine emulate"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("statically linked") && run.stderr.contains("--engine emulate"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
 fn a_program_using_gs_is_stopped_with_a_clear_message() {
     let exe = build("native/uses_gs.c", &["-O2"]);
     let run = count_with("native", &exe, &[] as &[&str], &[]);
-    assert!(run.stderr.contains("gs segment register") && run.stderr.contains("--engine emulate"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("gs segment register") && run.stderr.contains("--engine emulate"),
+        "{}",
+        run.stderr
+    );
     let r = run.report.expect("a partial report");
     assert_eq!(r.0["complete"], false);
 }
@@ -359,10 +569,16 @@ fn a_thread_may_end_the_process_either_way() {
     let mut f = Failures::default();
     for (mode, status) in [(1, 0), (2, 7)] {
         let run = count_with("native", &exe, &[mode.to_string(), n.to_string()], &[]);
-        assert_eq!(run.code, status, "mode {mode}: flopscope's exit code:\n{}", run.stderr);
+        assert_eq!(
+            run.code, status,
+            "mode {mode}: flopscope's exit code:\n{}",
+            run.stderr
+        );
         let r = run.report.expect("a report");
         assert_eq!(r.0["exit_status"], status, "mode {mode}");
-        let e = Expect::new().insn("fp64", 64, 1, "add", 3 * n, 1).op("add", 3 * n);
+        let e = Expect::new()
+            .insn("fp64", 64, 1, "add", 3 * n, 1)
+            .op("add", 3 * n);
         f.expect(&format!("thread_exits {mode} {n}"), &r, &e);
     }
     f.assert_none();
@@ -374,9 +590,15 @@ fn code_generated_at_run_time_is_reported() {
     let run = count_with("native", &exe, &["100"], &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let r = run.report.expect("a report");
-    assert_eq!(r.0["complete"], false, "counts that may be wrong are not complete");
+    assert_eq!(
+        r.0["complete"], false,
+        "counts that may be wrong are not complete"
+    );
     assert!(
-        r.warnings().iter().any(|w| w.contains("generated or rewritten at run time") && w.contains("--engine emulate")),
+        r.warnings()
+            .iter()
+            .any(|w| w.contains("generated or rewritten at run time")
+                && w.contains("--engine emulate")),
         "{:?}",
         r.warnings()
     );

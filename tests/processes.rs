@@ -55,7 +55,14 @@ fn no_follow(engine: &str) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let out = std::process::Command::new(crate::support::FLOPSCOPE)
-        .args(["count", "--engine", engine, "--no-native", "--no-follow", "-o"])
+        .args([
+            "count",
+            "--engine",
+            engine,
+            "--no-native",
+            "--no-follow",
+            "-o",
+        ])
         .arg(&json)
         .arg("--")
         .arg(&script)

@@ -15,7 +15,13 @@ fn main() {
     let runtime_dir = manifest_dir.join("../native-runtime");
     let isa_dir = manifest_dir.join("../isa");
     let model_dir = manifest_dir.join("../model");
-    for d in [&plugin_dir, &counter_file_dir, &runtime_dir, &isa_dir, &model_dir] {
+    for d in [
+        &plugin_dir,
+        &counter_file_dir,
+        &runtime_dir,
+        &isa_dir,
+        &model_dir,
+    ] {
         println!("cargo:rerun-if-changed={}", d.display());
     }
     println!("cargo:rerun-if-env-changed=FLOPSCOPE_PLUGIN_TARGET_DIR");
@@ -23,17 +29,35 @@ fn main() {
     let target_dir = std::env::var_os("FLOPSCOPE_PLUGIN_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| out_dir.join("plugin-target"));
-    let so = build_cdylib(&plugin_dir, &target_dir, &[], "libflopscope_engine_qemu.so", "the QEMU plugin");
+    let so = build_cdylib(
+        &plugin_dir,
+        &target_dir,
+        &[],
+        "libflopscope_engine_qemu.so",
+        "the QEMU plugin",
+    );
     embed("PLUGIN", &so);
     // The native engine's runtime: same nested build, with its preload
     // feature (its own allocator and the take-over constructor).
-    let rt = build_cdylib(&runtime_dir, &target_dir, &["--features", "preload"], "libflopscope_native_runtime.so", "the native runtime");
+    let rt = build_cdylib(
+        &runtime_dir,
+        &target_dir,
+        &["--features", "preload"],
+        "libflopscope_native_runtime.so",
+        "the native runtime",
+    );
     embed("NATIVE_RUNTIME", &rt);
     build_exec_shim(&plugin_dir.join("shim/exec_shim.c"), &out_dir);
 }
 
 /// Builds the cdylib of the crate in `dir` in release mode, in `target_dir`.
-fn build_cdylib(dir: &std::path::Path, target_dir: &std::path::Path, extra: &[&str], file: &str, what: &str) -> PathBuf {
+fn build_cdylib(
+    dir: &std::path::Path,
+    target_dir: &std::path::Path,
+    extra: &[&str],
+    file: &str,
+    what: &str,
+) -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .arg("build")
@@ -56,9 +80,17 @@ fn build_cdylib(dir: &std::path::Path, target_dir: &std::path::Path, extra: &[&s
         .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
         .status()
         .expect("cargo runs");
-    assert!(status.success(), "building {what} ({}) failed", dir.display());
+    assert!(
+        status.success(),
+        "building {what} ({}) failed",
+        dir.display()
+    );
     let so = target_dir.join("release").join(file);
-    assert!(so.is_file(), "{what} was built but {} is missing", so.display());
+    assert!(
+        so.is_file(),
+        "{what} was built but {} is missing",
+        so.display()
+    );
     so
 }
 

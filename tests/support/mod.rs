@@ -100,11 +100,24 @@ pub fn count<A: AsRef<OsStr>>(exe: &Path, args: &[A], env: &[(&str, &str)]) -> R
 }
 
 /// [`count`] under the engine named `engine` (`emulate`, `native`).
-pub fn count_with<A: AsRef<OsStr>>(engine: &str, exe: &Path, args: &[A], env: &[(&str, &str)]) -> Run {
+pub fn count_with<A: AsRef<OsStr>>(
+    engine: &str,
+    exe: &Path,
+    args: &[A],
+    env: &[(&str, &str)],
+) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
     let out = Command::new(FLOPSCOPE)
-        .args(["count", "--engine", engine, "--no-native", "--format", "json", "-o"])
+        .args([
+            "count",
+            "--engine",
+            engine,
+            "--no-native",
+            "--format",
+            "json",
+            "-o",
+        ])
         .arg(&json)
         .arg("--")
         .arg(exe)
@@ -131,7 +144,12 @@ pub fn count_ok<A: AsRef<OsStr>>(exe: &Path, args: &[A], env: &[(&str, &str)]) -
 }
 
 /// [`count_ok`] under the engine named `engine`.
-pub fn count_ok_with<A: AsRef<OsStr>>(engine: &str, exe: &Path, args: &[A], env: &[(&str, &str)]) -> Report {
+pub fn count_ok_with<A: AsRef<OsStr>>(
+    engine: &str,
+    exe: &Path,
+    args: &[A],
+    env: &[(&str, &str)],
+) -> Report {
     let run = count_with(engine, exe, args, env);
     let shown: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
     assert_eq!(

@@ -327,6 +327,25 @@ pub fn load(a: &AtomicU64) -> u64 {
     a.load(Ordering::Acquire)
 }
 
+/// Writes a fresh header and the fixed slot kinds into a zeroed mapping.
+///
+/// # Safety
+/// No other thread or process may use the mapping yet.
+pub unsafe fn format_new(view: &View, pid: u64) {
+    view.word(word::MAGIC).store(MAGIC, Ordering::Relaxed);
+    view.word(word::VERSION)
+        .store(LAYOUT_VERSION, Ordering::Relaxed);
+    for (i, kind) in SlotKind::fixed().iter().enumerate() {
+        // SAFETY: the caller is the only user of the mapping.
+        unsafe { view.write_bytes(SLOT_TABLE + i * 16, &kind.encode()) };
+    }
+    view.word(word::PID).store(pid, Ordering::Relaxed);
+    view.word(word::REGIONS_USED).store(1, Ordering::Relaxed);
+    view.word(word::STATES_USED).store(1, Ordering::Relaxed);
+    view.word(word::SLOTS_USED)
+        .store(u64::from(FIXED_SLOTS), Ordering::Release);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,23 +414,4 @@ mod tests {
         assert_eq!(MAX_DEPTH * 2, 16);
         assert_eq!(BANKS % 4096, 0);
     }
-}
-
-/// Writes a fresh header and the fixed slot kinds into a zeroed mapping.
-///
-/// # Safety
-/// No other thread or process may use the mapping yet.
-pub unsafe fn format_new(view: &View, pid: u64) {
-    view.word(word::MAGIC).store(MAGIC, Ordering::Relaxed);
-    view.word(word::VERSION)
-        .store(LAYOUT_VERSION, Ordering::Relaxed);
-    for (i, kind) in SlotKind::fixed().iter().enumerate() {
-        // SAFETY: the caller is the only user of the mapping.
-        unsafe { view.write_bytes(SLOT_TABLE + i * 16, &kind.encode()) };
-    }
-    view.word(word::PID).store(pid, Ordering::Relaxed);
-    view.word(word::REGIONS_USED).store(1, Ordering::Relaxed);
-    view.word(word::STATES_USED).store(1, Ordering::Relaxed);
-    view.word(word::SLOTS_USED)
-        .store(u64::from(FIXED_SLOTS), Ordering::Release);
 }

@@ -175,7 +175,8 @@ impl CounterFile {
             });
         }
         out.uncounted_state = layout::load(v.word(word::UNCOUNTED_STATE)) != 0;
-        out.generated_code_pc = Some(layout::load(v.word(word::GENERATED_CODE_PC))).filter(|pc| *pc != 0);
+        out.generated_code_pc =
+            Some(layout::load(v.word(word::GENERATED_CODE_PC))).filter(|pc| *pc != 0);
         out.mismatches = layout::load(v.word(word::MISMATCHES));
         if out.mismatches > 0 {
             out.mismatch_text = v.text(layout::MISMATCH_TEXT);

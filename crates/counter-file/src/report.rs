@@ -18,7 +18,7 @@ pub fn report_of_run(
     let mut job = main.total.clone();
     let mut children = Vec::new();
     let mut warnings = Vec::new();
-    for path in child_files(&counter_path) {
+    for path in child_files(counter_path) {
         let child = CounterFile::open(&path).and_then(|c| c.read().map_err(std::io::Error::other));
         match child {
             Ok(c) => {
@@ -43,7 +43,7 @@ pub fn report_of_run(
             )),
         }
     }
-    let mut report = report_of(engine, argv, &main, exit_status);
+    let mut report = report_of(engine, argv, main, exit_status);
     if !children.is_empty() {
         // The job's totals include every process; `processes` has the children's.
         report.summary = Summary::from_counts(&job);
@@ -102,4 +102,3 @@ pub fn report_of(engine: &str, argv: &[String], c: &FileCounts, exit_status: Exi
     r.refresh_derived();
     r
 }
-

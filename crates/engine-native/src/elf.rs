@@ -32,9 +32,12 @@ pub fn kind(path: &Path) -> Result<Kind, String> {
     let phnum = u16::from_le_bytes([head[56], head[57]]) as usize;
     let mut ph = vec![0u8; phentsize * phnum];
     use std::io::{Seek, SeekFrom};
-    f.seek(SeekFrom::Start(phoff as u64)).map_err(|e| e.to_string())?;
+    f.seek(SeekFrom::Start(phoff as u64))
+        .map_err(|e| e.to_string())?;
     f.read_exact(&mut ph).map_err(|e| e.to_string())?;
-    let interp = ph.chunks(phentsize.max(1)).any(|p| p.len() >= 4 && u32::from_le_bytes([p[0], p[1], p[2], p[3]]) == 3);
+    let interp = ph
+        .chunks(phentsize.max(1))
+        .any(|p| p.len() >= 4 && u32::from_le_bytes([p[0], p[1], p[2], p[3]]) == 3);
     Ok(if interp { Kind::Dynamic } else { Kind::Static })
 }
 

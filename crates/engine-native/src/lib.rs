@@ -88,8 +88,8 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         Err(why) => return Err(NativeError::NotElf(exe, why)),
     }
     let counter_path = opts.work_dir.join("counters");
-    let counters =
-        CounterFile::create(&counter_path).map_err(|e| NativeError::CounterFile(counter_path.clone(), e))?;
+    let counters = CounterFile::create(&counter_path)
+        .map_err(|e| NativeError::CounterFile(counter_path.clone(), e))?;
     let preload = match std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty()) {
         Some(p) => format!("{}:{p}", opts.runtime.display()),
         None => opts.runtime.display().to_string(),
@@ -110,11 +110,20 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         return Err(NativeError::NotAttached(opts.runtime.clone()));
     }
     let main = counters.read().map_err(NativeError::Read)?;
-    let mut report = report_of_run("native", argv, &main, &counter_path, ExitStatus::from_std(status));
+    let mut report = report_of_run(
+        "native",
+        argv,
+        &main,
+        &counter_path,
+        ExitStatus::from_std(status),
+    );
     report.engine_time_s = Some(engine_time);
     if let Some(u) = &main.unsupported {
         report.complete = false;
-        report.warnings.insert(0, format!("the native engine stopped the program: {}", u.text));
+        report.warnings.insert(
+            0,
+            format!("the native engine stopped the program: {}", u.text),
+        );
     }
     if let Some(pc) = main.generated_code_pc {
         report.complete = false;

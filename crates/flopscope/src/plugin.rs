@@ -71,5 +71,9 @@ pub fn native_runtime() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("FLOPSCOPE_NATIVE_RUNTIME") {
         return Ok(PathBuf::from(p));
     }
-    materialize("native-runtime", env!("FLOPSCOPE_NATIVE_RUNTIME_HASH"), NATIVE_RUNTIME)
+    materialize(
+        "native-runtime",
+        env!("FLOPSCOPE_NATIVE_RUNTIME_HASH"),
+        NATIVE_RUNTIME,
+    )
 }

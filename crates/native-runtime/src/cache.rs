@@ -31,7 +31,9 @@ unsafe impl Send for IblTable {}
 impl IblTable {
     pub fn new() -> Option<IblTable> {
         let p = sys::map_anon(IBL_ENTRIES * 16, false)?;
-        Some(IblTable { entries: p as *mut AtomicU64 })
+        Some(IblTable {
+            entries: p as *mut AtomicU64,
+        })
     }
 
     pub fn base(&self) -> u64 {
@@ -88,11 +90,17 @@ impl Arena {
     /// Maps an arena within reach of `pc`.
     pub fn near(pc: u64) -> Option<Arena> {
         let prot = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
-        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED_NOREPLACE;
+        let flags = libc::MAP_PRIVATE
+            | libc::MAP_ANONYMOUS
+            | libc::MAP_NORESERVE
+            | libc::MAP_FIXED_NOREPLACE;
         let step = 256u64 << 20;
         let mut base = None;
         for k in 1..=6u64 {
-            for hint in [pc.saturating_sub(k * step) & !0xffff, (pc + k * step) & !0xffff] {
+            for hint in [
+                pc.saturating_sub(k * step) & !0xffff,
+                (pc + k * step) & !0xffff,
+            ] {
                 if hint < 0x10000 {
                     continue;
                 }
@@ -113,7 +121,14 @@ impl Arena {
             None => sys::map_at(0, ARENA_BYTES, prot, flags & !libc::MAP_FIXED_NOREPLACE)? as u64,
         };
         let end = base + ARENA_BYTES as u64;
-        let mut a = Arena { base, next: base, stub_top: end, end, enter: 0, ibl: 0 };
+        let mut a = Arena {
+            base,
+            next: base,
+            stub_top: end,
+            end,
+            enter: 0,
+            ibl: 0,
+        };
         a.enter = a.next;
         let mut tramp = vec![0xff, 0x25, 0, 0, 0, 0];
         tramp.extend_from_slice(&(crate::asm::fs_enter as *const () as u64).to_le_bytes());

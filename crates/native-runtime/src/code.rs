@@ -22,12 +22,22 @@ pub enum Piece {
     /// Position-independent bytes.
     Bytes(Vec<u8>),
     /// An instruction with a RIP-relative rel32 at `disp_at` meaning `target`.
-    Rip { bytes: Vec<u8>, disp_at: usize, target: u64 },
+    Rip {
+        bytes: Vec<u8>,
+        disp_at: usize,
+        target: u64,
+    },
     /// `jmp` (cc None) or `jcc` to a target.
-    Branch { cc: Option<u8>, target: Target },
+    Branch {
+        cc: Option<u8>,
+        target: Target,
+    },
     /// A JRCXZ/LOOPcc (their `opcode` bytes, prefixes included): taken goes
     /// to `target`, else execution falls through.
-    ShortOnly { opcode: Vec<u8>, target: Target },
+    ShortOnly {
+        opcode: Vec<u8>,
+        target: Target,
+    },
     Label(u32),
     /// Encoded with iced-x86 (no RIP-relative operand, no branch).
     Insn(iced_x86::Instruction),
@@ -142,7 +152,10 @@ impl Code {
         self.pieces.push(Piece::Branch { cc: None, target });
     }
     pub fn jcc(&mut self, cc: u8, target: Target) {
-        self.pieces.push(Piece::Branch { cc: Some(cc), target });
+        self.pieces.push(Piece::Branch {
+            cc: Some(cc),
+            target,
+        });
     }
     /// Exit to the dispatcher with descriptor `desc`.
     pub fn exit(&mut self, desc: u64, enter: u64) {
@@ -200,7 +213,14 @@ impl Code {
 pub fn layout(pieces: &[Piece], at: u64) -> Result<Vec<u8>, String> {
     let mut enc = iced_encoded(pieces)?;
     // Pass 1: offsets (far absolute branches take the long forms).
-    let mut labels = vec![0u64; pieces.iter().filter(|p| matches!(p, Piece::Label(_))).count() + 2];
+    let mut labels = vec![
+        0u64;
+        pieces
+            .iter()
+            .filter(|p| matches!(p, Piece::Label(_)))
+            .count()
+            + 2
+    ];
     let mut sizes = Vec::with_capacity(pieces.len());
     let mut off = 0u64;
     for (i, p) in pieces.iter().enumerate() {
@@ -242,11 +262,17 @@ pub fn layout(pieces: &[Piece], at: u64) -> Result<Vec<u8>, String> {
             Piece::Bytes(b) => out.extend_from_slice(b),
             Piece::Insn(_) => out.extend_from_slice(enc[i].take().as_deref().unwrap_or(&[])),
             Piece::Label(_) => {}
-            Piece::Rip { bytes, disp_at, target } => {
+            Piece::Rip {
+                bytes,
+                disp_at,
+                target,
+            } => {
                 let end = here + bytes.len() as u64;
                 let rel = target.wrapping_sub(end) as i64;
                 if i32::try_from(rel).is_err() {
-                    return Err(format!("a RIP-relative operand at {here:#x} cannot reach {target:#x}"));
+                    return Err(format!(
+                        "a RIP-relative operand at {here:#x} cannot reach {target:#x}"
+                    ));
                 }
                 let mut b = bytes.clone();
                 b[*disp_at..*disp_at + 4].copy_from_slice(&(rel as i32).to_le_bytes());
@@ -313,7 +339,8 @@ fn iced_encoded(pieces: &[Piece]) -> Result<Vec<Option<Vec<u8>>>, String> {
     for (i, p) in pieces.iter().enumerate() {
         if let Piece::Insn(insn) = p {
             let e = encoder.get_or_insert_with(|| iced_x86::Encoder::new(64));
-            e.encode(insn, 0).map_err(|err| format!("encoding {:?}: {err}", insn.code()))?;
+            e.encode(insn, 0)
+                .map_err(|err| format!("encoding {:?}: {err}", insn.code()))?;
             out[i] = Some(e.take_buffer());
         }
     }
@@ -392,11 +419,17 @@ mod tests {
         c.jmp(Target::Abs(0x1_0000_0000_0000)); // far: 14 bytes, through a literal
         c.place(l); // at 25
         c.jcc(0x5, Target::Abs(0x2_0000_0000_0000)); // far jne: je +14, then a far jmp
-        c.put(Piece::ShortOnly { opcode: vec![0xe3], target: Target::Abs(0x7000_2000) });
+        c.put(Piece::ShortOnly {
+            opcode: vec![0xe3],
+            target: Target::Abs(0x7000_2000),
+        });
         let at = 0x7000_0000;
         let code = layout(&c.pieces, at).unwrap();
         // The literals decode as `add` bytes: leave them out.
-        let t: Vec<String> = text(&code, at).into_iter().filter(|s| !s.starts_with("add ")).collect();
+        let t: Vec<String> = text(&code, at)
+            .into_iter()
+            .filter(|s| !s.starts_with("add "))
+            .collect();
         assert_eq!(
             t,
             [
@@ -410,15 +443,25 @@ mod tests {
                 "jmp 0000000070002000h",
             ]
         );
-        assert_eq!(u64::from_le_bytes(code[17..25].try_into().unwrap()), 0x1_0000_0000_0000);
-        assert_eq!(u64::from_le_bytes(code[37..45].try_into().unwrap()), 0x2_0000_0000_0000);
+        assert_eq!(
+            u64::from_le_bytes(code[17..25].try_into().unwrap()),
+            0x1_0000_0000_0000
+        );
+        assert_eq!(
+            u64::from_le_bytes(code[37..45].try_into().unwrap()),
+            0x2_0000_0000_0000
+        );
     }
 
     #[test]
     fn rip_relative_displacements_are_re_aimed() {
         // mov rax, [rip+disp]: 48 8b 05 disp32, meant for 0x7000_5000.
         let mut c = Code::default();
-        c.put(Piece::Rip { bytes: vec![0x48, 0x8b, 0x05, 0, 0, 0, 0], disp_at: 3, target: 0x7000_5000 });
+        c.put(Piece::Rip {
+            bytes: vec![0x48, 0x8b, 0x05, 0, 0, 0, 0],
+            disp_at: 3,
+            target: 0x7000_5000,
+        });
         let code = layout(&c.pieces, 0x7000_0000).unwrap();
         assert_eq!(text(&code, 0x7000_0000), ["mov rax,[70005000h]"]);
         assert!(layout(&c.pieces, 0x7_0000_0000).is_err());

@@ -18,9 +18,15 @@ pub fn parse(text: &str) -> Vec<Mapping> {
     let mut out: Vec<Mapping> = Vec::new();
     for line in text.lines() {
         let mut f = line.split_whitespace();
-        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
-        let Some((lo, hi)) = range.split_once('-') else { continue };
-        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else { continue };
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else {
+            continue;
+        };
+        let Some((lo, hi)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else {
+            continue;
+        };
         if !perms.starts_with('r') {
             continue;
         }
@@ -38,7 +44,10 @@ fn reload(maps: &mut Vec<Mapping>) {
     let mut text = Vec::new();
     // SAFETY: open/read/close of a procfs file into our own buffer.
     unsafe {
-        let fd = libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        let fd = libc::open(
+            c"/proc/self/maps".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        );
         if fd < 0 {
             return;
         }
@@ -89,8 +98,16 @@ mod tests {
         assert_eq!(
             parse(text),
             vec![
-                Mapping { lo: 0x55d0a0000000, hi: 0x55d0a0005000, writable: false },
-                Mapping { lo: 0x55d0a0006000, hi: 0x55d0a0007000, writable: true },
+                Mapping {
+                    lo: 0x55d0a0000000,
+                    hi: 0x55d0a0005000,
+                    writable: false
+                },
+                Mapping {
+                    lo: 0x55d0a0006000,
+                    hi: 0x55d0a0007000,
+                    writable: true
+                },
             ]
         );
     }

@@ -5,26 +5,41 @@
 use crate::asm::Context;
 use crate::header;
 use crate::translate::{Exit, MemRef};
-use crate::{out, regions, signals, syscalls, sys, translator};
+use crate::{out, regions, signals, sys, syscalls, translator};
 use iced_x86::Register;
 
 /// Called by `fs_enter` on the dispatcher stack.
 ///
 /// # Safety
 /// `ctx` is the context `fs_enter` saved; `exit` an exit descriptor.
-pub unsafe extern "C" fn fs_dispatch(ctx: *mut Context, exit: *const crate::translate::Exit) -> u64 {
+pub unsafe extern "C" fn fs_dispatch(
+    ctx: *mut Context,
+    exit: *const crate::translate::Exit,
+) -> u64 {
     // SAFETY: per the contract.
     let (ctx, exit) = unsafe { (&mut *ctx, &*exit) };
     let masked = signals::block_in_dispatcher();
     if debug() {
-        let t = format!("[fs] exit {:?} rsp={:#x} rax={:#x}\n", exit, gs_word(header::APP_RSP), ctx.rax);
+        let t = format!(
+            "[fs] exit {:?} rsp={:#x} rax={:#x}\n",
+            exit,
+            gs_word(header::APP_RSP),
+            ctx.rax
+        );
         sys::write_all(2, t.as_bytes());
     }
     let r = match exit {
-        Exit::Direct { target, stub } => translator::lookup_or_translate(*target).inspect(|c| translator::link(*stub, *c)),
+        Exit::Direct { target, stub } => {
+            translator::lookup_or_translate(*target).inspect(|c| translator::link(*stub, *c))
+        }
         Exit::IblMiss => translator::lookup_indirect(gs_word(header::IBL_TARGET)),
         Exit::Syscall { next } => syscalls::handle(ctx, *next, masked),
-        Exit::Marker { kind, next, mem, slot } => {
+        Exit::Marker {
+            kind,
+            next,
+            mem,
+            slot,
+        } => {
             let at = address(ctx, mem);
             let mut name = [0u8; 64];
             let n = sys::read_self(at, &mut name[..63]);
@@ -88,7 +103,9 @@ fn bump(slot: u32) {
 pub fn gs_word(off: i32) -> u64 {
     let v: u64;
     // SAFETY: off is a header word of the current bank.
-    unsafe { std::arch::asm!("mov {}, gs:[{}]", out(reg) v, in(reg) off as i64, options(nostack, readonly)) };
+    unsafe {
+        std::arch::asm!("mov {}, gs:[{}]", out(reg) v, in(reg) off as i64, options(nostack, readonly))
+    };
     v
 }
 
@@ -122,7 +139,15 @@ pub fn reg(ctx: &Context, r: Register) -> u64 {
 
 fn address(ctx: &Context, m: &MemRef) -> u64 {
     // iced gives RIP-relative operands as absolute displacements.
-    let base = if m.base == Register::RIP || m.base == Register::None { 0 } else { reg(ctx, m.base) };
-    let index = if m.index == Register::None { 0 } else { reg(ctx, m.index).wrapping_mul(u64::from(m.scale)) };
+    let base = if m.base == Register::RIP || m.base == Register::None {
+        0
+    } else {
+        reg(ctx, m.base)
+    };
+    let index = if m.index == Register::None {
+        0
+    } else {
+        reg(ctx, m.index).wrapping_mul(u64::from(m.scale))
+    };
     base.wrapping_add(index).wrapping_add(m.disp)
 }

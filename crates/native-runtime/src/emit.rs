@@ -51,7 +51,11 @@ pub fn count_mask(src: MaskSource, elems: u32, slot: u32, flags_live: bool, code
     };
     code.put(Piece::Insn(load));
     if elems < 32 {
-        code.put(Piece::Insn(ok(Instruction::with2(Op::And_EAX_imm32, Register::EAX, ((1u64 << elems) - 1) as u32))));
+        code.put(Piece::Insn(ok(Instruction::with2(
+            Op::And_EAX_imm32,
+            Register::EAX,
+            ((1u64 << elems) - 1) as u32,
+        ))));
     } else if elems == 32 {
         code.bytes(&[0x89, 0xc0]); // mov eax, eax
     }
@@ -72,7 +76,16 @@ mod tests {
     fn mask_popcount_decodes_as_meant() {
         let mut c = Code::default();
         count_mask(MaskSource::Opmask(Register::K1), 8, 0, true, &mut c);
-        count_mask(MaskSource::Vector { reg: Register::YMM9, elem_bytes: 8 }, 4, 1, false, &mut c);
+        count_mask(
+            MaskSource::Vector {
+                reg: Register::YMM9,
+                elem_bytes: 8,
+            },
+            4,
+            1,
+            false,
+            &mut c,
+        );
         let code = crate::code::layout(&c.pieces, 0x7000_0000).unwrap();
         let mut d = Decoder::with_ip(64, &code, 0x7000_0000, DecoderOptions::NONE);
         let mut f = IntelFormatter::new();

@@ -103,7 +103,10 @@ pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
     let path = path.to_string_lossy().into_owned();
     let t0 = stats::now();
     let fail = |e: String| {
-        sys::write_all(2, format!("flopscope: the native engine did not start: {e}\n").as_bytes());
+        sys::write_all(
+            2,
+            format!("flopscope: the native engine did not start: {e}\n").as_bytes(),
+        );
         0
     };
     if let Err(e) = out::attach(&path) {
@@ -123,7 +126,14 @@ pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
     };
     sys::set_gs(bank as u64);
     if dispatch::debug() {
-        sys::write_all(2, format!("[fs] take-over set up in {:.3} ms\n", (stats::now() - t0) as f64 / 1e6).as_bytes());
+        sys::write_all(
+            2,
+            format!(
+                "[fs] take-over set up in {:.3} ms\n",
+                (stats::now() - t0) as f64 / 1e6
+            )
+            .as_bytes(),
+        );
     }
     signals::install_fatal();
     // SAFETY: the stub passes the address of its return address.

@@ -20,11 +20,20 @@ pub fn view() -> Option<View> {
 
 fn map(path: &str, create: bool) -> Result<*mut u8, String> {
     let c = std::ffi::CString::new(path).map_err(|_| "bad counter file path".to_string())?;
-    let flags = libc::O_RDWR | libc::O_CLOEXEC | if create { libc::O_CREAT | libc::O_TRUNC } else { 0 };
+    let flags = libc::O_RDWR
+        | libc::O_CLOEXEC
+        | if create {
+            libc::O_CREAT | libc::O_TRUNC
+        } else {
+            0
+        };
     // SAFETY: a NUL-terminated path.
     let fd = unsafe { libc::open(c.as_ptr(), flags, 0o600) };
     if fd < 0 {
-        return Err(format!("cannot open the counter file {path}: {}", std::io::Error::last_os_error()));
+        return Err(format!(
+            "cannot open the counter file {path}: {}",
+            std::io::Error::last_os_error()
+        ));
     }
     // SAFETY: fd is open; FILE_BYTES shared mapping of it.
     let p = unsafe {
@@ -32,7 +41,14 @@ fn map(path: &str, create: bool) -> Result<*mut u8, String> {
             libc::close(fd);
             return Err(format!("cannot size the counter file {path}"));
         }
-        let p = libc::mmap(std::ptr::null_mut(), FILE_BYTES, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0);
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            FILE_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
         libc::close(fd);
         p
     };
@@ -43,7 +59,10 @@ fn map(path: &str, create: bool) -> Result<*mut u8, String> {
 }
 
 fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: writes ts.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -55,11 +74,18 @@ pub fn attach(path: &str) -> Result<(), String> {
     let p = map(path, false)?;
     // SAFETY: a FILE_BYTES mapping.
     let v = unsafe { View::new(p) };
-    if layout::load(v.word(word::MAGIC)) != layout::MAGIC || layout::load(v.word(word::VERSION)) != layout::LAYOUT_VERSION {
-        return Err(format!("{path} is not a counter file of this flopscope version"));
+    if layout::load(v.word(word::MAGIC)) != layout::MAGIC
+        || layout::load(v.word(word::VERSION)) != layout::LAYOUT_VERSION
+    {
+        return Err(format!(
+            "{path} is not a counter file of this flopscope version"
+        ));
     }
     let pid = crate::sys::getpid();
-    if v.word(word::PID).compare_exchange(0, pid, Ordering::AcqRel, Ordering::Acquire).is_err() {
+    if v.word(word::PID)
+        .compare_exchange(0, pid, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
         // SAFETY: unmapping our own mapping.
         unsafe { libc::munmap(p as *mut libc::c_void, FILE_BYTES) };
         if std::env::var_os(crate::NO_FOLLOW_ENV).is_some() {
@@ -83,11 +109,14 @@ pub fn start_own(path: &str, pid: u64) -> Result<(), String> {
     let v = unsafe { View::new(p) };
     unsafe { layout::format_new(&v, pid) };
     if let Some(old) = view() {
-        let tables = old.bytes(layout::REGION_TABLE, layout::BANKS - layout::REGION_TABLE).to_vec();
+        let tables = old
+            .bytes(layout::REGION_TABLE, layout::BANKS - layout::REGION_TABLE)
+            .to_vec();
         // SAFETY: the new file is ours alone.
         unsafe { v.write_bytes(layout::REGION_TABLE, &tables) };
         for w in [word::REGIONS_USED, word::STATES_USED] {
-            v.word(w).store(layout::load(old.word(w)), Ordering::Release);
+            v.word(w)
+                .store(layout::load(old.word(w)), Ordering::Release);
         }
     }
     BASE.store(p, Ordering::Release);
@@ -99,7 +128,10 @@ pub fn start_own(path: &str, pid: u64) -> Result<(), String> {
 pub fn after_fork() {
     let pid = crate::sys::getpid();
     let path = PATH.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let slots = translator::lock().as_ref().map(|t| t.slots.descs.len()).unwrap_or(0);
+    let slots = translator::lock()
+        .as_ref()
+        .map(|t| t.slots.descs.len())
+        .unwrap_or(0);
     thread::reset_after_fork(thread::current(), slots);
     if start_own(&format!("{path}.fork.{pid}"), pid).is_err() {
         BASE.store(std::ptr::null_mut(), Ordering::Release);
@@ -115,7 +147,8 @@ pub fn note_unsupported(pc: u64, text: &str) {
     // SAFETY: written once, before the process ends.
     unsafe { v.write_bytes(layout::UNSUPPORTED_TEXT, &b) };
     v.word(word::UNSUPPORTED_KIND).store(2, Ordering::Release);
-    v.word(word::UNSUPPORTED_PC).store(pc.max(1), Ordering::Release);
+    v.word(word::UNSUPPORTED_PC)
+        .store(pc.max(1), Ordering::Release);
 }
 
 /// Writes every thread's counts into the file (replacing what an earlier
@@ -141,7 +174,9 @@ pub fn flush(finished: bool) {
     let mut agg = vec![0u64; layout::MAX_SLOTS];
     for th in thread::all() {
         for s in 0..thread::MAX_STATES {
-            let Some(ctr) = th.counters(s, descs.len()) else { continue };
+            let Some(ctr) = th.counters(s, descs.len()) else {
+                continue;
+            };
             agg.iter_mut().for_each(|a| *a = 0);
             for (slot, &c) in ctr.iter().enumerate() {
                 if c == 0 {
@@ -152,7 +187,9 @@ pub fn flush(finished: bool) {
                         Some(i) => *i,
                         None if next_kind < layout::MAX_SLOTS => {
                             // SAFETY: slot-table entries past the used ones are ours to write.
-                            unsafe { v.write_bytes(layout::SLOT_TABLE + next_kind * 16, &kind.encode()) };
+                            unsafe {
+                                v.write_bytes(layout::SLOT_TABLE + next_kind * 16, &kind.encode())
+                            };
                             index.insert(*kind, next_kind);
                             next_kind += 1;
                             next_kind - 1
@@ -181,8 +218,10 @@ pub fn flush(finished: bool) {
             banks += 1;
         }
     }
-    v.word(word::SLOTS_USED).store(next_kind as u64, Ordering::Release);
-    v.word(word::BANKS_USED).store(banks as u64, Ordering::Release);
+    v.word(word::SLOTS_USED)
+        .store(next_kind as u64, Ordering::Release);
+    v.word(word::BANKS_USED)
+        .store(banks as u64, Ordering::Release);
     v.word(word::OVERFLOW).store(lost, Ordering::Release);
     if t.uncounted_state {
         v.word(word::UNCOUNTED_STATE).store(1, Ordering::Release);
@@ -190,5 +229,6 @@ pub fn flush(finished: bool) {
     if let Some(pc) = t.generated_code_pc {
         v.word(word::GENERATED_CODE_PC).store(pc, Ordering::Release);
     }
-    v.word(word::FINISHED).store(u64::from(finished), Ordering::Release);
+    v.word(word::FINISHED)
+        .store(u64::from(finished), Ordering::Release);
 }

@@ -33,8 +33,14 @@ fn id_of(t: &mut Tables, v: &layout::View, name: &[u8]) -> Option<u16> {
     bytes.truncate(layout::REGION_NAME_BYTES - 1);
     bytes.push(0);
     // SAFETY: region-table entries are written only here, under the lock.
-    unsafe { v.write_bytes(layout::REGION_TABLE + id * layout::REGION_NAME_BYTES, &bytes) };
-    v.word(word::REGIONS_USED).store(id as u64 + 1, Ordering::Release);
+    unsafe {
+        v.write_bytes(
+            layout::REGION_TABLE + id * layout::REGION_NAME_BYTES,
+            &bytes,
+        )
+    };
+    v.word(word::REGIONS_USED)
+        .store(id as u64 + 1, Ordering::Release);
     t.names.insert(name.to_vec(), id as u16);
     Some(id as u16)
 }
@@ -53,7 +59,8 @@ fn state_of(t: &mut Tables, v: &layout::View, stack: Vec<u16>) -> Option<u32> {
     }
     // SAFETY: state-table entries are written only here, under the lock.
     unsafe { v.write_bytes(layout::STATE_TABLE + s * 16, &raw) };
-    v.word(word::STATES_USED).store(s as u64 + 1, Ordering::Release);
+    v.word(word::STATES_USED)
+        .store(s as u64 + 1, Ordering::Release);
     t.states.insert(stack.clone(), s as u32);
     t.stacks.push(stack);
     Some(s as u32)
@@ -82,7 +89,10 @@ pub fn marker(kind: u8, name: &[u8]) {
         t
     });
     let Some(id) = id_of(t, &v, name) else {
-        mismatch(&v, "too many regions: region counting stopped growing".into());
+        mismatch(
+            &v,
+            "too many regions: region counting stopped growing".into(),
+        );
         return;
     };
     let mut stack = t.stacks.get(cur as usize).cloned().unwrap_or_default();
@@ -104,20 +114,33 @@ pub fn marker(kind: u8, name: &[u8]) {
                 stack.truncate(pos);
             }
             None => {
-                mismatch(&v, format!("region {} ended but was not open: end ignored", v.region_name(id as usize)));
+                mismatch(
+                    &v,
+                    format!(
+                        "region {} ended but was not open: end ignored",
+                        v.region_name(id as usize)
+                    ),
+                );
                 return;
             }
         }
     }
     let Some(next) = state_of(t, &v, stack) else {
-        mismatch(&v, "too many regions, nested states or nesting levels: region counting stopped growing".into());
+        mismatch(
+            &v,
+            "too many regions, nested states or nesting levels: region counting stopped growing"
+                .into(),
+        );
         return;
     };
     drop(g);
     if kind == BEGIN && next != cur {
         th.entries[next as usize].fetch_add(1, Ordering::AcqRel);
     }
-    if !th.switch_to(next, thread::current_bank()) {
-        mismatch(&v, "no memory for another bank of counters: region counting stopped".into());
+    if !th.switch_to(next) {
+        mismatch(
+            &v,
+            "no memory for another bank of counters: region counting stopped".into(),
+        );
     }
 }

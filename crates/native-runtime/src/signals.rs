@@ -30,12 +30,22 @@ static APP_HANDLER: [AtomicU64; NSIG] = [const { AtomicU64::new(0) }; NSIG];
 static HANDLERS: AtomicBool = AtomicBool::new(false);
 
 const FATAL: [i32; 10] = [
-    libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT,
-    libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGXCPU,
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGABRT,
+    libc::SIGTERM,
+    libc::SIGINT,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGXCPU,
 ];
 /// Words saved per signal (96-byte entries): SAVE_RAX..REP_RCX, APP_RSP,
 /// DSTACK, XSAVE, IBL_TARGET, NEXT, MASK.
-const SAVED: [i32; 11] = [0x08, 0x10, 0x18, 0x20, 0x28, 0x30, 0x38, 0x40, 0x50, 0x70, 0x80];
+const SAVED: [i32; 11] = [
+    0x08, 0x10, 0x18, 0x20, 0x28, 0x30, 0x38, 0x40, 0x50, 0x70, 0x80,
+];
 const ENTRY: u64 = 96;
 
 extern "C" {
@@ -164,10 +174,25 @@ pub fn block_in_dispatcher() -> Option<u64> {
     if !HANDLERS.load(Ordering::Relaxed) {
         return None;
     }
-    let all: u64 = !0 & !((1 << (libc::SIGSEGV - 1)) | (1 << (libc::SIGBUS - 1)) | (1 << (libc::SIGILL - 1)) | (1 << (libc::SIGFPE - 1)));
+    let all: u64 = !((1 << (libc::SIGSEGV - 1))
+        | (1 << (libc::SIGBUS - 1))
+        | (1 << (libc::SIGILL - 1))
+        | (1 << (libc::SIGFPE - 1)));
     let mut old = 0u64;
     // SAFETY: changes this thread's mask; restored by `unblock`.
-    unsafe { syscall6(libc::SYS_rt_sigprocmask as u64, [libc::SIG_BLOCK as u64, &all as *const u64 as u64, &mut old as *mut u64 as u64, 8, 0, 0]) };
+    unsafe {
+        syscall6(
+            libc::SYS_rt_sigprocmask as u64,
+            [
+                libc::SIG_BLOCK as u64,
+                &all as *const u64 as u64,
+                &mut old as *mut u64 as u64,
+                8,
+                0,
+                0,
+            ],
+        )
+    };
     Some(old)
 }
 
@@ -181,7 +206,19 @@ pub fn block_again(old: Option<u64>) {
 pub fn unblock(old: Option<u64>) {
     if let Some(old) = old {
         // SAFETY: restores the mask `block_in_dispatcher` saved.
-        unsafe { syscall6(libc::SYS_rt_sigprocmask as u64, [libc::SIG_SETMASK as u64, &old as *const u64 as u64, 0, 8, 0, 0]) };
+        unsafe {
+            syscall6(
+                libc::SYS_rt_sigprocmask as u64,
+                [
+                    libc::SIG_SETMASK as u64,
+                    &old as *const u64 as u64,
+                    0,
+                    8,
+                    0,
+                    0,
+                ],
+            )
+        };
     }
 }
 
@@ -229,9 +266,18 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
         }
         new_handler = Some(h);
     }
-    let act_arg = if act != 0 { &mine as *const _ as u64 } else { 0 };
+    let act_arg = if act != 0 {
+        &mine as *const _ as u64
+    } else {
+        0
+    };
     // SAFETY: the program's call with its handler replaced by the engine's.
-    let r = unsafe { syscall6(libc::SYS_rt_sigaction as u64, [sig as u64, act_arg, oact, size, 0, 0]) };
+    let r = unsafe {
+        syscall6(
+            libc::SYS_rt_sigaction as u64,
+            [sig as u64, act_arg, oact, size, 0, 0],
+        )
+    };
     if r == 0 {
         if oact != 0 {
             // SAFETY: the kernel just wrote it.
@@ -261,13 +307,23 @@ pub fn install_fatal() {
     for sig in FATAL {
         let mut old = KernelSigaction::default();
         // SAFETY: reads the current action.
-        unsafe { syscall6(libc::SYS_rt_sigaction as u64, [sig as u64, 0, &mut old as *mut _ as u64, 8, 0, 0]) };
+        unsafe {
+            syscall6(
+                libc::SYS_rt_sigaction as u64,
+                [sig as u64, 0, &mut old as *mut _ as u64, 8, 0, 0],
+            )
+        };
         if old.handler != 0 {
             continue; // ignored or handled already: leave it
         }
         let act = fatal_action();
         // SAFETY: installs the engine's handler for a default-action signal.
-        unsafe { syscall6(libc::SYS_rt_sigaction as u64, [sig as u64, &act as *const _ as u64, 0, 8, 0, 0]) };
+        unsafe {
+            syscall6(
+                libc::SYS_rt_sigaction as u64,
+                [sig as u64, &act as *const _ as u64, 0, 8, 0, 0],
+            )
+        };
     }
 }
 
@@ -280,10 +336,19 @@ extern "C" fn fatal_handler(sig: i32, _info: *mut libc::siginfo_t, _uc: *mut lib
     // SAFETY: back to the default action, then the signal again: the process
     // ends as it would have without the engine.
     unsafe {
-        syscall6(libc::SYS_rt_sigaction as u64, [sig as u64, &dfl as *const _ as u64, 0, 8, 0, 0]);
-        let synchronous = matches!(sig, libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE);
+        syscall6(
+            libc::SYS_rt_sigaction as u64,
+            [sig as u64, &dfl as *const _ as u64, 0, 8, 0, 0],
+        );
+        let synchronous = matches!(
+            sig,
+            libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE
+        );
         if !synchronous {
-            syscall6(libc::SYS_tgkill as u64, [sys::getpid(), sys::gettid(), sig as u64, 0, 0, 0]);
+            syscall6(
+                libc::SYS_tgkill as u64,
+                [sys::getpid(), sys::gettid(), sig as u64, 0, 0, 0],
+            );
         }
     }
 }

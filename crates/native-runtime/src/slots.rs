@@ -41,7 +41,13 @@ impl Desc {
             );
             if !dynamic {
                 for (op, n) in fp.flop.iter() {
-                    self.add(SlotKind::Flop { precision: k.precision, op }, u64::from(n));
+                    self.add(
+                        SlotKind::Flop {
+                            precision: k.precision,
+                            op,
+                        },
+                        u64::from(n),
+                    );
                 }
             }
         }
@@ -67,7 +73,13 @@ impl Desc {
             u64::from(fp.flop_per_lane.total()),
         );
         for (op, n) in fp.flop_per_lane.iter() {
-            self.add(SlotKind::Flop { precision: k.precision, op }, u64::from(n));
+            self.add(
+                SlotKind::Flop {
+                    precision: k.precision,
+                    op,
+                },
+                u64::from(n),
+            );
         }
     }
 

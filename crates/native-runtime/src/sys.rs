@@ -25,7 +25,12 @@ pub unsafe fn syscall6(nr: u64, a: [u64; 6]) -> i64 {
 
 pub fn map_anon(len: usize, exec: bool) -> Option<*mut u8> {
     let prot = libc::PROT_READ | libc::PROT_WRITE | if exec { libc::PROT_EXEC } else { 0 };
-    map_at(0, len, prot, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE)
+    map_at(
+        0,
+        len,
+        prot,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+    )
 }
 
 /// `mmap` of anonymous memory, at `hint` if non-zero.
@@ -38,7 +43,7 @@ pub fn map_at(hint: u64, len: usize, prot: i32, flags: i32) -> Option<*mut u8> {
             [hint, len as u64, prot as u64, flags as u64, u64::MAX, 0],
         )
     };
-    (r > 0 || r < -4095).then_some(r as *mut u8)
+    (!(-4095..=0).contains(&r)).then_some(r as *mut u8)
 }
 
 pub fn unmap(p: *mut u8, len: usize) {
@@ -51,7 +56,10 @@ pub fn write_all(fd: i32, mut b: &[u8]) {
     while !b.is_empty() {
         // SAFETY: writing from a valid buffer.
         let n = unsafe {
-            syscall6(libc::SYS_write as u64, [fd as u64, b.as_ptr() as u64, b.len() as u64, 0, 0, 0])
+            syscall6(
+                libc::SYS_write as u64,
+                [fd as u64, b.as_ptr() as u64, b.len() as u64, 0, 0, 0],
+            )
         };
         if n <= 0 {
             return;
@@ -91,7 +99,14 @@ pub fn read_self(addr: u64, buf: &mut [u8]) -> usize {
     let n = unsafe {
         syscall6(
             libc::SYS_process_vm_readv as u64,
-            [getpid(), &local as *const _ as u64, 1, &remote as *const _ as u64, 1, 0],
+            [
+                getpid(),
+                &local as *const _ as u64,
+                1,
+                &remote as *const _ as u64,
+                1,
+                0,
+            ],
         )
     };
     if n > 0 {
@@ -114,7 +129,14 @@ pub fn read_self(addr: u64, buf: &mut [u8]) -> usize {
             let k = unsafe {
                 syscall6(
                     libc::SYS_process_vm_readv as u64,
-                    [getpid(), &l as *const _ as u64, 1, &r as *const _ as u64, 1, 0],
+                    [
+                        getpid(),
+                        &l as *const _ as u64,
+                        1,
+                        &r as *const _ as u64,
+                        1,
+                        0,
+                    ],
                 )
             };
             if k <= 0 {

@@ -27,9 +27,19 @@ const CLONE_VFORK: u64 = 0x4000;
 pub static SPECIAL: [u8; 512] = {
     let mut t = [0u8; 512];
     let nrs = [
-        libc::SYS_clone, libc::SYS_clone3, libc::SYS_fork, libc::SYS_vfork, libc::SYS_exit,
-        libc::SYS_exit_group, libc::SYS_execve, libc::SYS_execveat, libc::SYS_rt_sigaction,
-        libc::SYS_rt_sigreturn, libc::SYS_arch_prctl, libc::SYS_munmap, libc::SYS_mprotect,
+        libc::SYS_clone,
+        libc::SYS_clone3,
+        libc::SYS_fork,
+        libc::SYS_vfork,
+        libc::SYS_exit,
+        libc::SYS_exit_group,
+        libc::SYS_execve,
+        libc::SYS_execveat,
+        libc::SYS_rt_sigaction,
+        libc::SYS_rt_sigreturn,
+        libc::SYS_arch_prctl,
+        libc::SYS_munmap,
+        libc::SYS_mprotect,
     ];
     let mut i = 0;
     while i < nrs.len() {
@@ -120,7 +130,12 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
 
 /// `clone` of a thread: the child starts in the cache at `next` with its
 /// own bank, dispatcher stack and a copy of the caller's vector state.
-fn new_thread(ctx: &mut Context, next: u64, a: [u64; 6], masked: Option<u64>) -> Result<i64, String> {
+fn new_thread(
+    ctx: &mut Context,
+    next: u64,
+    a: [u64; 6],
+    masked: Option<u64>,
+) -> Result<i64, String> {
     let target = translator::lookup_or_translate(next)?;
     let Some(child) = thread::create(0) else {
         return Ok(-(libc::EAGAIN as i64));
@@ -135,13 +150,18 @@ fn new_thread(ctx: &mut Context, next: u64, a: [u64; 6], masked: Option<u64>) ->
     // its own; the xsave areas are XSAVE_BYTES each.
     unsafe {
         *(at as *mut Context) = c;
-        std::ptr::copy_nonoverlapping(gs_word(header::XSAVE) as *const u8, child.xsave as *mut u8, thread::XSAVE_BYTES);
+        std::ptr::copy_nonoverlapping(
+            gs_word(header::XSAVE) as *const u8,
+            child.xsave as *mut u8,
+            thread::XSAVE_BYTES,
+        );
         let w = bank as *mut u64;
         *w.add(header::RESUME_CTX as usize / 8) = at;
         match masked {
             // The child inherits the blocked mask: it starts by restoring the program's.
             Some(mask) => {
-                *w.add(header::RESUME_TARGET as usize / 8) = crate::signals::fs_unmask_and_go as *const () as u64;
+                *w.add(header::RESUME_TARGET as usize / 8) =
+                    crate::signals::fs_unmask_and_go as *const () as u64;
                 *w.add(header::NEXT as usize / 8) = target;
                 *w.add(header::MASK as usize / 8) = mask;
             }

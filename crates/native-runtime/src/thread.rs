@@ -91,7 +91,8 @@ impl Thread {
             *words.add(header::XSAVE as usize / 8) = self.xsave;
             *words.add(header::IBL_TABLE as usize / 8) = IBL.load(Ordering::Acquire) as u64;
             *words.add(header::SIGSAVE as usize / 8) = self.sigsave;
-            *words.add(header::XSAVE_LIMIT as usize / 8) = self.xsave + ((XSAVE_LEVELS - 1) * XSAVE_BYTES) as u64;
+            *words.add(header::XSAVE_LIMIT as usize / 8) =
+                self.xsave + ((XSAVE_LEVELS - 1) * XSAVE_BYTES) as u64;
             *words.add(header::BANK_SELF as usize / 8) = b as u64;
         }
         slot.store(b, Ordering::Release);
@@ -107,13 +108,17 @@ impl Thread {
         }
         // SAFETY: a bank holds MAX_SLOTS counters after its header.
         Some(unsafe {
-            std::slice::from_raw_parts(p.add(header::COUNTERS) as *const u64, slots.min(header::MAX_SLOTS))
+            std::slice::from_raw_parts(
+                p.add(header::COUNTERS) as *const u64,
+                slots.min(header::MAX_SLOTS),
+            )
         })
     }
 
     /// Moves this thread (the caller) to `state`'s bank: copies the kept
     /// header words and sets gs. Returns false if no bank could be mapped.
-    pub fn switch_to(&self, state: u32, current: *mut u8) -> bool {
+    pub fn switch_to(&self, state: u32) -> bool {
+        let current = current_bank();
         let Some(next) = self.bank(state) else {
             return false;
         };
@@ -156,7 +161,13 @@ pub fn reset_after_fork(keep: &Thread, slots: usize) {
             let p = t.banks[s].load(Ordering::Acquire);
             if !p.is_null() {
                 // SAFETY: the counters of a mapped bank.
-                unsafe { std::ptr::write_bytes(p.add(header::COUNTERS), 0, slots.min(header::MAX_SLOTS) * 8) };
+                unsafe {
+                    std::ptr::write_bytes(
+                        p.add(header::COUNTERS),
+                        0,
+                        slots.min(header::MAX_SLOTS) * 8,
+                    )
+                };
             }
             t.entries[s].store(0, Ordering::Relaxed);
         }

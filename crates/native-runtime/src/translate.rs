@@ -16,11 +16,18 @@ use crate::header;
 use crate::slots::{Desc, Slots};
 use flopscope_counter_file::layout::SlotKind;
 use flopscope_isa::{Classifier, DynamicMem, InsnInfo};
-use iced_x86::{Code as Op, Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic, OpKind, Register, RflagsBits};
+use iced_x86::{
+    Code as Op, Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic, OpKind, Register,
+    RflagsBits,
+};
 
 pub const MAX_INSNS: usize = 256;
-const ARITH_FLAGS: u32 =
-    RflagsBits::OF | RflagsBits::SF | RflagsBits::ZF | RflagsBits::AF | RflagsBits::CF | RflagsBits::PF;
+const ARITH_FLAGS: u32 = RflagsBits::OF
+    | RflagsBits::SF
+    | RflagsBits::ZF
+    | RflagsBits::AF
+    | RflagsBits::CF
+    | RflagsBits::PF;
 
 /// Why cache code entered the dispatcher (the descriptor's address is in rax).
 #[derive(Debug)]
@@ -34,7 +41,12 @@ pub enum Exit {
     /// A region marker whose name is at the address `mem` computes; the
     /// marker instruction itself is counted in `slot`, in the state with the
     /// region closed (before a begin, after an end), as the emulate engine does.
-    Marker { kind: u8, next: u64, mem: MemRef, slot: u32 },
+    Marker {
+        kind: u8,
+        next: u64,
+        mem: MemRef,
+        slot: u32,
+    },
 }
 
 /// A memory operand, evaluated by the dispatcher from saved registers.
@@ -50,14 +62,30 @@ pub struct MemRef {
 enum End {
     /// Execution goes on at this address (block size limit, int3, ...).
     FallTo(u64),
-    Cond { taken: u64, fall: u64 },
+    Cond {
+        taken: u64,
+        fall: u64,
+    },
     Jump(u64),
-    Call { target: u64, ret: u64 },
+    Call {
+        target: u64,
+        ret: u64,
+    },
     IndirectJump,
-    IndirectCall { ret: u64 },
-    Return { pop: u64 },
-    Syscall { next: u64 },
-    Marker { kind: u8, next: u64, mem: MemRef },
+    IndirectCall {
+        ret: u64,
+    },
+    Return {
+        pop: u64,
+    },
+    Syscall {
+        next: u64,
+    },
+    Marker {
+        kind: u8,
+        next: u64,
+        mem: MemRef,
+    },
 }
 
 /// Where an instruction's bytes are and where its RIP-relative
@@ -84,7 +112,9 @@ pub struct Decoded {
 /// Reads and decodes the block at `pc`.
 pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
     let Some(map) = crate::codemap::mapping_of(pc) else {
-        return Err(format!("the program jumped to {pc:#x}, where no code is mapped"));
+        return Err(format!(
+            "the program jumped to {pc:#x}, where no code is mapped"
+        ));
     };
     let n = (map.hi - pc).min(4096) as usize;
     // SAFETY: [pc, pc+n) lies in one readable mapping of the process.
@@ -95,10 +125,19 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
     loop {
         let at = d.ip();
         if insns.len() == MAX_INSNS || (d.position() + 15 > buf.len() && buf.len() == 4096) {
-            return Ok(Decoded { pc, writable: map.writable, insns, raws, end: End::FallTo(at), last_kept: None });
+            return Ok(Decoded {
+                pc,
+                writable: map.writable,
+                insns,
+                raws,
+                end: End::FallTo(at),
+                last_kept: None,
+            });
         }
         if !d.can_decode() {
-            return Err(format!("code at {at:#x} runs into memory that cannot be read"));
+            return Err(format!(
+                "code at {at:#x} runs into memory that cannot be read"
+            ));
         }
         let pos = d.position();
         let insn = d.decode();
@@ -106,15 +145,30 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
             // Keep it: the processor raises #UD there, as it would natively.
             let ud2 = Instruction::with(Op::Ud2);
             insns.push((ud2, InsnInfo::default()));
-            raws.push(Raw { len: 0, disp_at: None });
+            raws.push(Raw {
+                len: 0,
+                disp_at: None,
+            });
             let last = insns.len() - 1;
-            return Ok(Decoded { pc, writable: map.writable, insns, raws, end: End::FallTo(at), last_kept: Some(last) });
+            return Ok(Decoded {
+                pc,
+                writable: map.writable,
+                insns,
+                raws,
+                end: End::FallTo(at),
+                last_kept: Some(last),
+            });
         }
         let bytes = &buf[pos..pos + insn.len()];
         let next = insn.next_ip();
         let info = classifier.classify(&insn);
-        let disp_at = insn.is_ip_rel_memory_operand().then(|| d.get_constant_offsets(&insn).displacement_offset());
-        raws.push(Raw { len: insn.len(), disp_at });
+        let disp_at = insn
+            .is_ip_rel_memory_operand()
+            .then(|| d.get_constant_offsets(&insn).displacement_offset());
+        raws.push(Raw {
+            len: insn.len(),
+            disp_at,
+        });
         if let Some(kind) = named_marker(bytes, &insn) {
             let mem = MemRef {
                 base: insn.memory_base(),
@@ -124,27 +178,57 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
             };
             insns.push((insn, info));
             let last = insns.len() - 1;
-            return Ok(Decoded { pc, writable: map.writable, insns, raws, end: End::Marker { kind, next, mem }, last_kept: Some(last) });
+            return Ok(Decoded {
+                pc,
+                writable: map.writable,
+                insns,
+                raws,
+                end: End::Marker { kind, next, mem },
+                last_kept: Some(last),
+            });
         }
         if insn.code() == Op::Syscall {
             insns.push((insn, info));
-            return Ok(Decoded { pc, writable: map.writable, insns, raws, end: End::Syscall { next }, last_kept: None });
+            return Ok(Decoded {
+                pc,
+                writable: map.writable,
+                insns,
+                raws,
+                end: End::Syscall { next },
+                last_kept: None,
+            });
         }
         let end = match insn.flow_control() {
             FlowControl::Next => None,
-            FlowControl::ConditionalBranch if insn.op0_kind() != OpKind::Memory => {
-                Some((End::Cond { taken: insn.near_branch_target(), fall: next }, true))
+            FlowControl::ConditionalBranch if insn.op0_kind() != OpKind::Memory => Some((
+                End::Cond {
+                    taken: insn.near_branch_target(),
+                    fall: next,
+                },
+                true,
+            )),
+            FlowControl::UnconditionalBranch if is_near(&insn) => {
+                Some((End::Jump(insn.near_branch_target()), false))
             }
-            FlowControl::UnconditionalBranch if is_near(&insn) => Some((End::Jump(insn.near_branch_target()), false)),
-            FlowControl::Call if is_near(&insn) => {
-                Some((End::Call { target: insn.near_branch_target(), ret: next }, false))
+            FlowControl::Call if is_near(&insn) => Some((
+                End::Call {
+                    target: insn.near_branch_target(),
+                    ret: next,
+                },
+                false,
+            )),
+            FlowControl::IndirectBranch if insn.code() == Op::Jmp_rm64 => {
+                Some((End::IndirectJump, false))
             }
-            FlowControl::IndirectBranch if insn.code() == Op::Jmp_rm64 => Some((End::IndirectJump, false)),
             FlowControl::IndirectCall if insn.code() == Op::Call_rm64 => {
                 Some((End::IndirectCall { ret: next }, false))
             }
             FlowControl::Return if matches!(insn.code(), Op::Retnq | Op::Retnq_imm16) => {
-                let pop = if insn.code() == Op::Retnq_imm16 { u64::from(insn.immediate16()) } else { 0 };
+                let pop = if insn.code() == Op::Retnq_imm16 {
+                    u64::from(insn.immediate16())
+                } else {
+                    0
+                };
                 Some((End::Return { pop }, false))
             }
             // int3, int n, ud2, far transfers, xbegin...: run as is; if
@@ -154,7 +238,14 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
         insns.push((insn, info));
         if let Some((end, keep)) = end {
             let last = insns.len() - 1;
-            return Ok(Decoded { pc, writable: map.writable, insns, raws, end, last_kept: keep.then_some(last) });
+            return Ok(Decoded {
+                pc,
+                writable: map.writable,
+                insns,
+                raws,
+                end,
+                last_kept: keep.then_some(last),
+            });
         }
     }
 }
@@ -212,7 +303,11 @@ fn copy(dec: &Decoded, i: usize, code: &mut Code) {
     // SAFETY: the bytes were decoded from this readable address.
     let bytes = unsafe { std::slice::from_raw_parts(insn.ip() as *const u8, raw.len) };
     match raw.disp_at {
-        Some(disp_at) => code.put(Piece::Rip { bytes: bytes.to_vec(), disp_at, target: insn.memory_displacement64() }),
+        Some(disp_at) => code.put(Piece::Rip {
+            bytes: bytes.to_vec(),
+            disp_at,
+            target: insn.memory_displacement64(),
+        }),
         None => code.bytes(bytes),
     }
 }
@@ -226,7 +321,12 @@ fn load_target(dec: &Decoded, i: usize) -> Result<Piece, String> {
     let b = unsafe { std::slice::from_raw_parts(insn.ip() as *const u8, raw.len) };
     let mut k = 0;
     let mut out = Vec::with_capacity(b.len() + 1);
-    while k < b.len() && matches!(b[k], 0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65 | 0x66 | 0x67 | 0xf0 | 0xf2 | 0xf3) {
+    while k < b.len()
+        && matches!(
+            b[k],
+            0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65 | 0x66 | 0x67 | 0xf0 | 0xf2 | 0xf3
+        )
+    {
         if matches!(b[k], 0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65 | 0x67) {
             out.push(b[k]); // segment and address-size prefixes keep their meaning
         }
@@ -238,7 +338,10 @@ fn load_target(dec: &Decoded, i: usize) -> Result<Piece, String> {
         k += 1;
     }
     if k + 1 >= b.len() || b[k] != 0xff {
-        return Err(format!("unexpected encoding of an indirect branch at {:#x}", insn.ip()));
+        return Err(format!(
+            "unexpected encoding of an indirect branch at {:#x}",
+            insn.ip()
+        ));
     }
     out.push(0x48 | (rex & 0b0011));
     out.push(0x8b);
@@ -246,7 +349,11 @@ fn load_target(dec: &Decoded, i: usize) -> Result<Piece, String> {
     out.push(b[k + 1] & 0b1100_0111);
     out.extend_from_slice(&b[k + 2..]);
     Ok(match raw.disp_at {
-        Some(d) => Piece::Rip { bytes: out, disp_at: d - (k + 1) + modrm_new, target: insn.memory_displacement64() },
+        Some(d) => Piece::Rip {
+            bytes: out,
+            disp_at: d - (k + 1) + modrm_new,
+            target: insn.memory_displacement64(),
+        },
         None => Piece::Bytes(out),
     })
 }
@@ -293,14 +400,26 @@ pub fn build(
         }
         let flags_live = live[i] != 0;
         let after_live = live.get(i + 1).copied().unwrap_or(ARITH_FLAGS) != 0;
-        let rep_slot = dynamic_items(insn, info, slots, classifier, flags_live, &mut code, &mut uncounted_state);
+        let rep_slot = dynamic_items(
+            insn,
+            info,
+            slots,
+            classifier,
+            flags_live,
+            &mut code,
+            &mut uncounted_state,
+        );
         copy(dec, i, &mut code);
         if let Some(slot) = rep_slot {
             code.rep_after(slot, after_live);
         }
     }
     let target = |resolver: &mut dyn Resolver, t: u64| -> Result<Target, String> {
-        Ok(Target::Abs(if t == dec.pc { cache_start } else { resolver.resolve(t)? }))
+        Ok(Target::Abs(if t == dec.pc {
+            cache_start
+        } else {
+            resolver.resolve(t)?
+        }))
     };
     match dec.end {
         End::FallTo(next) => code.jmp(target(resolver, next)?),
@@ -313,7 +432,10 @@ pub fn build(
                     let raw = dec.raws[dec.insns.len() - 1];
                     // SAFETY: the bytes were decoded from this readable address.
                     let b = unsafe { std::slice::from_raw_parts(insn.ip() as *const u8, raw.len) };
-                    code.put(Piece::ShortOnly { opcode: b[..b.len() - 1].to_vec(), target: t });
+                    code.put(Piece::ShortOnly {
+                        opcode: b[..b.len() - 1].to_vec(),
+                        target: t,
+                    });
                 }
                 cc => code.jcc(cc as u8 - 1, t),
             }
@@ -354,12 +476,21 @@ pub fn build(
         }
         End::Marker { kind, next, mem } => {
             let slot = slots.add(std::mem::take(&mut marker_desc));
-            let d = resolver.exit_desc(Exit::Marker { kind, next, mem, slot });
+            let d = resolver.exit_desc(Exit::Marker {
+                kind,
+                next,
+                mem,
+                slot,
+            });
             code.exit(d, enter);
         }
     }
     slots.set(block_slot, stat);
-    Ok(Built { code, block_slot, uncounted_state })
+    Ok(Built {
+        code,
+        block_slot,
+        uncounted_state,
+    })
 }
 
 /// Instrumentation of the run-time-only work of one instruction, placed
@@ -373,7 +504,9 @@ fn dynamic_items(
     code: &mut Code,
     uncounted_state: &mut bool,
 ) -> Option<u32> {
-    let fp_masked = info.fp.filter(|fp| fp.key.masked && fp.flop_per_lane.total() > 0);
+    let fp_masked = info
+        .fp
+        .filter(|fp| fp.key.masked && fp.flop_per_lane.total() > 0);
     let mem = info.mem.dynamic;
     let mut rep_slot = None;
     if mem == Some(DynamicMem::RepString) {
@@ -449,23 +582,37 @@ fn mask_of_access(insn: &Instruction) -> Option<MaskedAccess> {
         let elem_bytes = ms.element_size() as u32;
         let elems = if vsib {
             let idx_bytes = if is_dword_index(m) { 4 } else { 8 };
-            let data = if store { insn.op1_register() } else { insn.op0_register() };
+            let data = if store {
+                insn.op1_register()
+            } else {
+                insn.op0_register()
+            };
             (reg_bytes(insn.memory_index()) / idx_bytes).min(reg_bytes(data) / elem_bytes.max(1))
         } else if ms.is_broadcast() {
             1
         } else {
             ms.element_count() as u32
         };
-        return Some(MaskedAccess { src, elems, elem_bytes, read: !store, write: store });
+        return Some(MaskedAccess {
+            src,
+            elems,
+            elem_bytes,
+            read: !store,
+            write: store,
+        });
     }
     if vsib {
         // AVX2 gather: dest, [base+index*s], mask vector.
         let elem_bytes = insn.memory_size().element_size() as u32;
         let idx_bytes = if is_dword_index(m) { 4 } else { 8 };
-        let elems = (reg_bytes(insn.memory_index()) / idx_bytes).min(reg_bytes(insn.op0_register()) / elem_bytes);
+        let elems = (reg_bytes(insn.memory_index()) / idx_bytes)
+            .min(reg_bytes(insn.op0_register()) / elem_bytes);
         let mask = insn.op2_register();
         return Some(MaskedAccess {
-            src: MaskSource::Vector { reg: mask, elem_bytes },
+            src: MaskSource::Vector {
+                reg: mask,
+                elem_bytes,
+            },
             elems,
             elem_bytes,
             read: true,
@@ -473,11 +620,21 @@ fn mask_of_access(insn: &Instruction) -> Option<MaskedAccess> {
         });
     }
     match m {
-        Mnemonic::Vmaskmovps | Mnemonic::Vmaskmovpd | Mnemonic::Vpmaskmovd | Mnemonic::Vpmaskmovq => {
-            let elem_bytes = if matches!(m, Mnemonic::Vmaskmovps | Mnemonic::Vpmaskmovd) { 4 } else { 8 };
+        Mnemonic::Vmaskmovps
+        | Mnemonic::Vmaskmovpd
+        | Mnemonic::Vpmaskmovd
+        | Mnemonic::Vpmaskmovq => {
+            let elem_bytes = if matches!(m, Mnemonic::Vmaskmovps | Mnemonic::Vpmaskmovd) {
+                4
+            } else {
+                8
+            };
             let elems = insn.memory_size().size() as u32 / elem_bytes;
             Some(MaskedAccess {
-                src: MaskSource::Vector { reg: insn.op1_register(), elem_bytes },
+                src: MaskSource::Vector {
+                    reg: insn.op1_register(),
+                    elem_bytes,
+                },
                 elems,
                 elem_bytes,
                 read: !store,
@@ -487,7 +644,10 @@ fn mask_of_access(insn: &Instruction) -> Option<MaskedAccess> {
         Mnemonic::Maskmovq | Mnemonic::Maskmovdqu | Mnemonic::Vmaskmovdqu => {
             let mask = insn.op1_register();
             Some(MaskedAccess {
-                src: MaskSource::Vector { reg: mask, elem_bytes: 1 },
+                src: MaskSource::Vector {
+                    reg: mask,
+                    elem_bytes: 1,
+                },
                 elems: reg_bytes(mask),
                 elem_bytes: 1,
                 read: false,
@@ -517,5 +677,138 @@ pub fn place(code: &Code, arena: &mut Arena) -> Result<u64, String> {
     arena.align(16);
     let at = arena.next;
     let bytes = crate::code::layout(&code.pieces, at)?;
-    arena.put(&bytes).ok_or_else(|| "the code cache arena is full".to_string())
+    arena
+        .put(&bytes)
+        .ok_or_else(|| "the code cache arena is full".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flopscope_model::{FlopOp, OpClass, Precision};
+
+    fn one(bytes: &[u8]) -> Instruction {
+        flopscope_isa::decode_one(bytes, 0x1000).expect("decodes")
+    }
+
+    #[test]
+    fn masked_fma_books_executions_statically_and_lanes_at_run_time() {
+        // vfmadd231pd zmm0{k1}, zmm1, zmm2
+        let insn = one(&[0x62, 0xf2, 0xf5, 0x49, 0xb8, 0xc2]);
+        let info = Classifier::new().classify(&insn);
+        let mut d = Desc::default();
+        d.add_static(&info, &insn);
+        let key = |masked| (Precision::Fp64, OpClass::Fma, 8, 512, masked);
+        assert!(d.items.contains(&(
+            SlotKind::FpInsn {
+                precision: key(true).0,
+                op: key(true).1,
+                lanes: 8,
+                width_bits: 512,
+                masked: true,
+                flop_per_insn: 0
+            },
+            1
+        )));
+        assert!(!d
+            .items
+            .iter()
+            .any(|(k, _)| matches!(k, SlotKind::Flop { .. })));
+        let mut lanes = Desc::default();
+        lanes.add_lanes(&info.fp.unwrap());
+        assert_eq!(
+            lanes.items,
+            vec![
+                (
+                    SlotKind::FpFlop {
+                        precision: Precision::Fp64,
+                        op: OpClass::Fma,
+                        lanes: 8,
+                        width_bits: 512,
+                        masked: true
+                    },
+                    2
+                ),
+                (
+                    SlotKind::Flop {
+                        precision: Precision::Fp64,
+                        op: FlopOp::Fma
+                    },
+                    2
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn masked_accesses_name_their_mask_and_elements() {
+        // vgatherdpd zmm1{k1}, [rax+ymm2*8]
+        let g = mask_of_access(&one(&[0x62, 0xf2, 0xfd, 0x49, 0x92, 0x0c, 0xd0])).unwrap();
+        assert_eq!(
+            (g.src, g.elems, g.elem_bytes, g.read, g.write),
+            (MaskSource::Opmask(Register::K1), 8, 8, true, false)
+        );
+        // vscatterqps [rax+zmm2*4]{k1}, ymm1
+        let s = mask_of_access(&one(&[0x62, 0xf2, 0x7d, 0x49, 0xa3, 0x0c, 0x90])).unwrap();
+        assert_eq!(
+            (s.elems, s.elem_bytes, s.read, s.write),
+            (8, 4, false, true)
+        );
+        // vmaskmovpd ymm1, ymm2, [rax]
+        let m = mask_of_access(&one(&[0xc4, 0xe2, 0x6d, 0x2d, 0x08])).unwrap();
+        assert_eq!(
+            (m.src, m.elems, m.elem_bytes, m.read),
+            (
+                MaskSource::Vector {
+                    reg: Register::YMM2,
+                    elem_bytes: 8
+                },
+                4,
+                8,
+                true
+            )
+        );
+        // vgatherdps ymm1, [rax+ymm2*4], ymm3 (AVX2: the mask is ymm3)
+        let a = mask_of_access(&one(&[0xc4, 0xe2, 0x65, 0x92, 0x0c, 0x90])).unwrap();
+        assert_eq!(
+            (a.src, a.elems, a.elem_bytes),
+            (
+                MaskSource::Vector {
+                    reg: Register::YMM3,
+                    elem_bytes: 4
+                },
+                8,
+                4
+            )
+        );
+        // vmovupd zmm1{k2}, [rax]: 8 elements of 8 bytes
+        let l = mask_of_access(&one(&[0x62, 0xf1, 0xfd, 0x4a, 0x10, 0x08])).unwrap();
+        assert_eq!(
+            (l.src, l.elems, l.elem_bytes),
+            (MaskSource::Opmask(Register::K2), 8, 8)
+        );
+    }
+
+    #[test]
+    fn flags_are_dead_before_an_instruction_that_writes_them_all() {
+        let mut c = Classifier::new();
+        let block: Vec<(Instruction, InsnInfo)> = [
+            &[0x48, 0x8b, 0x07][..],   // mov rax, [rdi]
+            &[0x48, 0x83, 0xf8, 0x05], // cmp rax, 5
+            &[0x75, 0x10],             // jne
+        ]
+        .iter()
+        .map(|b| {
+            let i = one(b);
+            let info = c.classify(&i);
+            (i, info)
+        })
+        .collect();
+        let live = flags_live_before(&block);
+        // Live at the end (conservative), so before jne; cmp writes all six
+        // without reading any: dead before cmp and before the mov.
+        assert_eq!(live[2], ARITH_FLAGS);
+        assert_eq!(live[1], 0);
+        assert_eq!(live[0], 0);
+    }
 }

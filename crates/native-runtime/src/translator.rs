@@ -108,7 +108,10 @@ impl Resolver for Exits<'_> {
             return Ok(*c);
         }
         let desc = Box::into_raw(Box::new(Exit::Direct { target, stub: 0 }));
-        let stub = self.arena.stub(desc as u64).ok_or("the code cache arena is full")?;
+        let stub = self
+            .arena
+            .stub(desc as u64)
+            .ok_or("the code cache arena is full")?;
         // SAFETY: desc was just allocated and is not shared yet.
         unsafe { *desc = Exit::Direct { target, stub } };
         Ok(stub)
@@ -138,7 +141,8 @@ impl Translator {
         let ai = match self.arenas.iter().position(|a| a.reaches(pc)) {
             Some(i) => i,
             None => {
-                self.arenas.push(Arena::near(pc).ok_or("cannot map a code cache arena")?);
+                self.arenas
+                    .push(Arena::near(pc).ok_or("cannot map a code cache arena")?);
                 self.arenas.len() - 1
             }
         };
@@ -146,10 +150,24 @@ impl Translator {
         arena.align(16);
         let start = arena.next;
         let (ibl, enter) = (arena.ibl, arena.enter);
-        let mut exits = Exits { blocks: &self.blocks, arena };
-        let built = translate::build(&dec, &mut self.slots, &mut self.classifier, &mut exits, start, ibl, enter)?;
+        let mut exits = Exits {
+            blocks: &self.blocks,
+            arena,
+        };
+        let built = translate::build(
+            &dec,
+            &mut self.slots,
+            &mut self.classifier,
+            &mut exits,
+            start,
+            ibl,
+            enter,
+        )?;
         if self.slots.descs.len() >= header::MAX_SLOTS {
-            return Err(format!("more than {} counter slots: the program is too large for this version", header::MAX_SLOTS));
+            return Err(format!(
+                "more than {} counter slots: the program is too large for this version",
+                header::MAX_SLOTS
+            ));
         }
         self.uncounted_state |= built.uncounted_state;
         let at = translate::place(&built.code, &mut self.arenas[ai])?;

@@ -2,8 +2,8 @@
 //! counter files into a [`Report`].
 
 use super::counters::{CounterFile, Unsupported};
-use flopscope_counter_file::report::report_of_run;
 use super::program::{qemu_argv, ProgramError};
+use flopscope_counter_file::report::report_of_run;
 use flopscope_model::{ExitStatus, Report};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -162,7 +162,13 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         return Err(QemuError::PluginNotLoaded(opts.plugin.clone()));
     }
     let main = counters.read().map_err(QemuError::Read)?;
-    let mut report = report_of_run("emulate", argv, &main, &counter_path, ExitStatus::from_std(status));
+    let mut report = report_of_run(
+        "emulate",
+        argv,
+        &main,
+        &counter_path,
+        ExitStatus::from_std(status),
+    );
     report.engine_time_s = Some(started.elapsed().as_secs_f64());
     Ok(EmulatedRun {
         report,
