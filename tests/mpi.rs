@@ -1,4 +1,5 @@
 //! MPI jobs with Debian's Open MPI: `mpirun -n N flopscope count -o out.%r.json`
+//! (under the emulate and the native engine)
 //! writes one report per rank, each rank's region FLOP is exact, and the
 //! ranks' timing runs (`flopscope time`) and counts merge with `flopscope report`.
 
@@ -63,6 +64,12 @@ fn work_flop(r: &Value) -> u64 {
 
 #[test]
 fn every_rank_counts_exactly_with_1_2_and_4_ranks() {
+    for engine in ["emulate", "native"] {
+        ranks_exact(engine);
+    }
+}
+
+fn ranks_exact(engine: &str) {
     let exe = build_ranks();
     for size in [1usize, 2, 4] {
         let dir = tempfile::tempdir().unwrap();
@@ -72,6 +79,8 @@ fn every_rank_counts_exactly_with_1_2_and_4_ranks() {
             &[
                 FLOPSCOPE,
                 "count",
+                "--engine",
+                engine,
                 "-o",
                 template.to_str().unwrap(),
                 "--",
@@ -86,10 +95,11 @@ fn every_rank_counts_exactly_with_1_2_and_4_ranks() {
             assert_eq!(r["mpi"]["size"], size as u64);
             assert_eq!(r["exit_status"], 0);
             // Rank r multiplies (r + 1) N times in its region.
+            assert_eq!(r["engine"], engine);
             assert_eq!(
                 work_flop(&r),
                 (rank as u64 + 1) * N,
-                "rank {rank} of {size}"
+                "{engine}: rank {rank} of {size}"
             );
             total += work_flop(&r);
         }
