@@ -11,6 +11,7 @@
 //!         runtime: "libflopscope_native_runtime.so".into(),
 //!         work_dir: std::env::temp_dir(),
 //!         follow_exec: true,
+//!         progress: false,
 //!     },
 //! };
 //! let report = engine.count(&["./triad".to_string()]).unwrap();
@@ -56,6 +57,9 @@ pub struct NativeOptions {
     /// Count programs the counted program starts with exec (each in its own
     /// counter file, merged into the job's totals).
     pub follow_exec: bool,
+    /// Show the time counted so far on stderr (counts reach the counter
+    /// file only when the program ends).
+    pub progress: bool,
 }
 
 pub struct NativeEngine {
@@ -95,7 +99,7 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         None => opts.runtime.display().to_string(),
     };
     let started = std::time::Instant::now();
-    let status = Command::new(&exe)
+    let mut child = Command::new(&exe)
         .arg0(&argv[0])
         .args(&argv[1..])
         .env("LD_PRELOAD", preload)
@@ -103,8 +107,19 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         // Tells the Rust markers (flopscope-markers) that this run is counted.
         .env("FLOPSCOPE_COUNTING", "1")
         .envs((!opts.follow_exec).then_some(("FLOPSCOPE_NATIVE_NO_FOLLOW", "1")))
-        .status()
+        // Symbols bound at start, by the loader before the take-over: lazy
+        // binding would run the loader's symbol lookup (and its XSAVE) from
+        // the cache at every first call. A value the user set is kept
+        // (LD_BIND_NOW= , empty, keeps lazy binding).
+        .envs(
+            std::env::var_os("LD_BIND_NOW")
+                .is_none()
+                .then_some(("LD_BIND_NOW", "1")),
+        )
+        .spawn()
         .map_err(|e| NativeError::Spawn(exe.clone(), e))?;
+    let status =
+        wait(&mut child, started, opts.progress).map_err(|e| NativeError::Spawn(exe.clone(), e))?;
     let engine_time = started.elapsed().as_secs_f64();
     if !counters.attached() {
         return Err(NativeError::NotAttached(opts.runtime.clone()));
@@ -136,7 +151,7 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
     }
     if main.uncounted_state {
         report.warnings.push(
-            "XSAVE-family instructions ran (the dynamic loader's lazy binding uses them): their bytes are not counted by the native engine; set LD_BIND_NOW=1 to avoid them".into(),
+            "XSAVE-family instructions ran (the dynamic loader's lazy binding uses them): their bytes are not counted by the native engine; leave LD_BIND_NOW unset (the native engine then sets it) to avoid them".into(),
         );
     }
     report.warnings.push(NOT_COUNTED.into());
@@ -144,3 +159,30 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
 }
 
 use std::os::unix::process::CommandExt;
+
+/// Waits for the program, showing the time counted so far on stderr after
+/// the first second when `show`.
+fn wait(
+    child: &mut std::process::Child,
+    started: std::time::Instant,
+    show: bool,
+) -> std::io::Result<std::process::ExitStatus> {
+    if !show {
+        return child.wait();
+    }
+    let mut shown = false;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            if shown {
+                eprint!("\r\x1b[2K");
+            }
+            return Ok(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let t = started.elapsed().as_secs_f64();
+        if t > 1.0 {
+            eprint!("\rflopscope: counting under the native engine ({t:.1} s)");
+            shown = true;
+        }
+    }
+}

@@ -75,7 +75,13 @@ fs_enter:
     mov rcx, gs:[0x40]
     mov eax, -1
     mov edx, -1
+    cmp byte ptr [rip + {xsavec}], 0
+    je 3f
+    xsavec64 [rcx]
+    jmp 4f
+3:
     xsave64 [rcx]
+4:
     mov rdi, rbp
     mov rsi, rbx
     and rsp, -16
@@ -164,4 +170,20 @@ fs_sigreturn:
     ud2
 "#,
     dispatch = sym crate::dispatch::fs_dispatch,
+    xsavec = sym HAS_XSAVEC,
 );
+
+/// 1 when the processor has XSAVEC (set at take-over): dispatcher entries
+/// then save only the register state in use (compacted form, which XRSTOR
+/// reads back), instead of every component.
+pub static HAS_XSAVEC: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Detects XSAVEC (CPUID leaf 0xD, sub-leaf 1, EAX bit 1).
+pub fn detect_xsavec() {
+    // SAFETY: CPUID has no side effects; leaf 0xD exists when OSXSAVE does.
+    let ok = unsafe {
+        let l1 = std::arch::x86_64::__cpuid(1);
+        l1.ecx & (1 << 27) != 0 && std::arch::x86_64::__cpuid_count(0xd, 1).eax & 2 != 0
+    };
+    HAS_XSAVEC.store(u8::from(ok), std::sync::atomic::Ordering::Relaxed);
+}

@@ -65,6 +65,14 @@ pub const RAX: u8 = 0;
 pub const RCX: u8 = 1;
 
 impl Code {
+    /// Room for about `bytes` bytes of code.
+    pub fn with_capacity(bytes: usize) -> Code {
+        Code {
+            pieces: vec![Piece::Bytes(Vec::with_capacity(bytes))],
+            next_label: 0,
+        }
+    }
+
     pub fn label(&mut self) -> u32 {
         self.next_label += 1;
         self.next_label

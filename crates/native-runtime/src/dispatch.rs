@@ -20,13 +20,16 @@ pub unsafe extern "C" fn fs_dispatch(
     let (ctx, exit) = unsafe { (&mut *ctx, &*exit) };
     let masked = signals::block_in_dispatcher();
     if debug() {
-        let t = format!(
-            "[fs] exit {:?} rsp={:#x} rax={:#x}\n",
-            exit,
-            gs_word(header::APP_RSP),
-            ctx.rax
-        );
-        sys::write_all(2, t.as_bytes());
+        crate::stats::add_entry();
+        if std::env::var_os("FLOPSCOPE_NATIVE_DEBUG").is_some_and(|v| v == "2") {
+            let t = format!(
+                "[fs] exit {:?} rsp={:#x} rax={:#x}\n",
+                exit,
+                gs_word(header::APP_RSP),
+                ctx.rax
+            );
+            sys::write_all(2, t.as_bytes());
+        }
     }
     let r = match exit {
         Exit::Direct { target, stub } => {
@@ -69,7 +72,8 @@ pub unsafe extern "C" fn fs_dispatch(
     }
 }
 
-/// `FLOPSCOPE_NATIVE_DEBUG` set: every dispatcher entry is logged to stderr.
+/// `FLOPSCOPE_NATIVE_DEBUG` set: a summary of the translation work on
+/// stderr at exit; `=2`: every dispatcher entry too.
 pub fn debug() -> bool {
     use std::sync::atomic::{AtomicU8, Ordering};
     static ON: AtomicU8 = AtomicU8::new(2);

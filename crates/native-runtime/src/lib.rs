@@ -102,6 +102,7 @@ pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
     };
     let path = path.to_string_lossy().into_owned();
     let t0 = stats::now();
+    stats::started();
     let fail = |e: String| {
         sys::write_all(
             2,
@@ -115,6 +116,7 @@ pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
         }
         return fail(e);
     }
+    asm::detect_xsavec();
     if let Err(e) = translator::init() {
         return fail(e);
     }

@@ -11,6 +11,12 @@ pub struct Desc {
 }
 
 impl Desc {
+    pub fn with_capacity(n: usize) -> Desc {
+        Desc {
+            items: Vec::with_capacity(n),
+        }
+    }
+
     pub fn add(&mut self, kind: SlotKind, n: u64) {
         if n == 0 {
             return;

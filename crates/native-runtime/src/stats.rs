@@ -16,6 +16,17 @@ pub fn now() -> u64 {
 }
 
 static FIRST: AtomicU64 = AtomicU64::new(0);
+static ENTRIES: AtomicU64 = AtomicU64::new(0);
+static START: AtomicU64 = AtomicU64::new(0);
+
+/// Marks the take-over.
+pub fn started() {
+    START.store(now(), Ordering::Relaxed);
+}
+
+pub fn add_entry() {
+    ENTRIES.fetch_add(1, Ordering::Relaxed);
+}
 
 pub fn add_translation(ns: u64) {
     if BLOCKS.fetch_add(1, Ordering::Relaxed) == 0 {
@@ -29,10 +40,13 @@ pub fn summary() -> String {
     let b = BLOCKS.load(Ordering::Relaxed);
     let ns = NANOS.load(Ordering::Relaxed);
     let first = FIRST.load(Ordering::Relaxed);
+    let since = now().saturating_sub(START.load(Ordering::Relaxed));
     format!(
-        "[fs] {b} blocks translated in {:.3} ms (the first {:.3} ms, the others {:.1} us each)\n",
+        "[fs] {b} blocks translated in {:.3} ms (the first {:.3} ms, the others {:.1} us each); {} dispatcher entries; {:.3} ms since the take-over\n",
         ns as f64 / 1e6,
         first as f64 / 1e6,
-        (ns - first) as f64 / 1e3 / b.saturating_sub(1).max(1) as f64
+        (ns - first) as f64 / 1e3 / b.saturating_sub(1).max(1) as f64,
+        ENTRIES.load(Ordering::Relaxed),
+        since as f64 / 1e6
     )
 }

@@ -120,8 +120,8 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
     // SAFETY: [pc, pc+n) lies in one readable mapping of the process.
     let buf: &[u8] = unsafe { std::slice::from_raw_parts(pc as *const u8, n) };
     let mut d = Decoder::with_ip(64, buf, pc, DecoderOptions::NONE);
-    let mut insns: Vec<(Instruction, InsnInfo)> = Vec::new();
-    let mut raws: Vec<Raw> = Vec::new();
+    let mut insns: Vec<(Instruction, InsnInfo)> = Vec::with_capacity(16);
+    let mut raws: Vec<Raw> = Vec::with_capacity(16);
     loop {
         let at = d.ip();
         if insns.len() == MAX_INSNS || (d.position() + 15 > buf.len() && buf.len() == 4096) {
@@ -231,8 +231,19 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
                 };
                 Some((End::Return { pop }, false))
             }
-            // int3, int n, ud2, far transfers, xbegin...: run as is; if
-            // execution comes back, it continues at the next instruction.
+            // Far transfers and transactions would leave the cache.
+            FlowControl::Return
+            | FlowControl::IndirectBranch
+            | FlowControl::IndirectCall
+            | FlowControl::Call
+            | FlowControl::UnconditionalBranch
+            | FlowControl::XbeginXabortXend
+                if insn.mnemonic() != Mnemonic::Xend =>
+            {
+                return Err(unsupported(&insn));
+            }
+            // int3, int n, ud2, xend...: run as is; if execution comes
+            // back, it continues at the next instruction.
             _ => Some((End::FallTo(next), true)),
         };
         insns.push((insn, info));
@@ -248,6 +259,17 @@ pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
             });
         }
     }
+}
+
+/// The message for an instruction the engine cannot run from the cache.
+fn unsupported(insn: &Instruction) -> String {
+    use iced_x86::Formatter;
+    let mut text = String::new();
+    iced_x86::IntelFormatter::new().format(insn, &mut text);
+    format!(
+        "the program uses `{text}` at {:#x} (a far transfer or a hardware transaction), which the native engine does not handle yet: count it with --engine emulate",
+        insn.ip()
+    )
 }
 
 fn is_near(insn: &Instruction) -> bool {
@@ -370,8 +392,8 @@ pub fn build(
     enter: u64,
 ) -> Result<Built, String> {
     let live = flags_live_before(&dec.insns);
-    let mut stat = Desc::default();
-    let mut code = Code::default();
+    let mut stat = Desc::with_capacity(8);
+    let mut code = Code::with_capacity(dec.insns.len() * 8);
     let block_slot = slots.reserve();
     let counter_at = live.iter().position(|l| *l == 0);
     if counter_at.is_none() {

@@ -165,6 +165,7 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
                 runtime: plugin::native_runtime()?,
                 work_dir: work.to_path_buf(),
                 follow_exec: !a.no_follow,
+                progress: progress::stderr_is_terminal(),
             },
         }),
         EngineKind::Perf => {
