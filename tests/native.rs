@@ -603,3 +603,16 @@ fn code_generated_at_run_time_is_reported() {
         r.warnings()
     );
 }
+
+#[test]
+fn a_far_transfer_is_refused_with_the_instruction_named() {
+    let exe = build("native/far_return.c", &["-O2"]);
+    let run = count_with("native", &exe, &[] as &[&str], &[]);
+    assert!(
+        run.stderr.contains("ret far") && run.stderr.contains("--engine emulate"),
+        "{}",
+        run.stderr
+    );
+    let r = run.report.expect("a partial report");
+    assert_eq!(r.0["complete"], false);
+}

@@ -155,9 +155,18 @@ pub fn note_unsupported(pc: u64, text: &str) {
 /// flush wrote). `finished`: the process is ending normally.
 pub fn flush(finished: bool) {
     let Some(v) = view() else { return };
+    let t0 = crate::stats::now();
+    flush_counts(v, finished);
     if crate::dispatch::debug() {
-        crate::sys::write_all(2, crate::stats::summary().as_bytes());
+        let took = (crate::stats::now() - t0) as f64 / 1e6;
+        crate::sys::write_all(
+            2,
+            format!("{}[fs] flush took {took:.3} ms\n", crate::stats::summary()).as_bytes(),
+        );
     }
+}
+
+fn flush_counts(v: View, finished: bool) {
     let Some(guard) = translator::try_lock() else {
         v.word(word::OVERFLOW).fetch_add(1, Ordering::AcqRel);
         return;
