@@ -380,6 +380,58 @@ fn load_target(dec: &Decoded, i: usize) -> Result<Piece, String> {
     })
 }
 
+/// Copies of a one-block loop laid out in the cache.
+const UNROLL: usize = 4;
+
+/// The instructions of a block before its terminator, with their
+/// instrumentation.
+struct Body<'a> {
+    dec: &'a Decoded,
+    live: &'a [u32],
+    body_len: usize,
+    cond_at: Option<usize>,
+}
+
+impl Body<'_> {
+    /// Appends the body, its executions counted in `slot`.
+    fn emit(
+        &self,
+        code: &mut Code,
+        slot: u32,
+        slots: &mut Slots,
+        classifier: &mut Classifier,
+        uncounted_state: &mut bool,
+    ) {
+        let counter_at = self.live.iter().position(|l| *l == 0);
+        if counter_at.is_none() {
+            code.bump_keep_flags(slot);
+        }
+        for (i, (insn, info)) in self.dec.insns.iter().enumerate() {
+            if counter_at == Some(i) {
+                code.bump(slot);
+            }
+            if i >= self.body_len || self.cond_at == Some(i) {
+                break;
+            }
+            let flags_live = self.live[i] != 0;
+            let after_live = self.live.get(i + 1).copied().unwrap_or(ARITH_FLAGS) != 0;
+            let rep_slot = dynamic_items(
+                insn,
+                info,
+                slots,
+                classifier,
+                flags_live,
+                code,
+                uncounted_state,
+            );
+            copy(self.dec, i, code);
+            if let Some(rep) = rep_slot {
+                code.rep_after(rep, after_live);
+            }
+        }
+    }
+}
+
 /// Builds the instrumented block.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
@@ -395,10 +447,6 @@ pub fn build(
     let mut stat = Desc::with_capacity(8);
     let mut code = Code::with_capacity(dec.insns.len() * 8);
     let block_slot = slots.reserve();
-    let counter_at = live.iter().position(|l| *l == 0);
-    if counter_at.is_none() {
-        code.bump_keep_flags(block_slot);
-    }
     let mut uncounted_state = false;
     let body_len = if dec.last_kept.is_some() || matches!(dec.end, End::FallTo(_)) {
         dec.insns.len()
@@ -414,28 +462,65 @@ pub fn build(
         } else {
             stat.add_static(info, insn);
         }
-        if counter_at == Some(i) {
-            code.bump(block_slot);
-        }
-        if i >= body_len || cond_at == Some(i) {
-            break;
-        }
-        let flags_live = live[i] != 0;
-        let after_live = live.get(i + 1).copied().unwrap_or(ARITH_FLAGS) != 0;
-        let rep_slot = dynamic_items(
-            insn,
-            info,
-            slots,
-            classifier,
-            flags_live,
-            &mut code,
-            &mut uncounted_state,
-        );
-        copy(dec, i, &mut code);
-        if let Some(slot) = rep_slot {
-            code.rep_after(slot, after_live);
-        }
     }
+    let body = Body {
+        dec,
+        live: &live,
+        body_len,
+        cond_at,
+    };
+    // A loop of one block is laid out UNROLL times, each copy with a counter
+    // of its own: consecutive iterations then bump different words, and the
+    // counters' store-to-load chain does not slow a tight loop down.
+    let self_loop = match dec.end {
+        End::Cond { taken, .. } => {
+            taken == dec.pc
+                && dec
+                    .insns
+                    .last()
+                    .is_some_and(|(i, _)| i.condition_code() != iced_x86::ConditionCode::None)
+        }
+        _ => false,
+    };
+    if self_loop {
+        let End::Cond { fall, .. } = dec.end else {
+            unreachable!("a self-loop ends in a jcc")
+        };
+        let fall = Target::Abs(resolver.resolve(fall)?);
+        let cc = dec.insns.last().expect("the branch").0.condition_code() as u8 - 1;
+        let labels: Vec<u32> = (0..UNROLL).map(|_| code.label()).collect();
+        for (copy, label) in labels.iter().enumerate() {
+            let slot = if copy == 0 {
+                block_slot
+            } else {
+                slots.add(stat.clone())
+            };
+            if copy > 0 {
+                code.place(*label);
+            }
+            body.emit(&mut code, slot, slots, classifier, &mut uncounted_state);
+            let next = if copy + 1 < UNROLL {
+                Target::Label(labels[copy + 1])
+            } else {
+                Target::Abs(cache_start)
+            };
+            code.jcc(cc, next);
+            code.jmp(fall);
+        }
+        slots.set(block_slot, stat);
+        return Ok(Built {
+            code,
+            block_slot,
+            uncounted_state,
+        });
+    }
+    body.emit(
+        &mut code,
+        block_slot,
+        slots,
+        classifier,
+        &mut uncounted_state,
+    );
     let target = |resolver: &mut dyn Resolver, t: u64| -> Result<Target, String> {
         Ok(Target::Abs(if t == dec.pc {
             cache_start
