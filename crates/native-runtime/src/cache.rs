@@ -9,7 +9,7 @@ use crate::sys;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const ARENA_BYTES: usize = 64 << 20;
-const STUB_BYTES: u64 = 48;
+const STUB_BYTES: u64 = 40;
 /// Reach of a rel32 operand, with a margin for the arena's own size.
 const REACH: u64 = (2u64 << 30) - ARENA_BYTES as u64 - (64 << 20);
 
@@ -169,12 +169,18 @@ impl Arena {
         if at < self.next {
             return None;
         }
-        let mut b = vec![0xff, 0x25, 0x02, 0, 0, 0, 0xcc, 0xcc];
-        b.extend_from_slice(&(at + 16).to_le_bytes());
-        let mut slow = Code::default();
-        slow.exit(desc, self.enter);
-        b.extend_from_slice(&code::layout(&slow.pieces, at + 16).ok()?);
-        debug_assert!(b.len() as u64 <= STUB_BYTES);
+        // jmp [rip+2]; int3 x2; dq at+16;
+        // at+16: mov gs:[SAVE_RAX], rax; mov rax, desc; jmp enter
+        let mut b = [0u8; STUB_BYTES as usize];
+        b[..8].copy_from_slice(&[0xff, 0x25, 0x02, 0, 0, 0, 0xcc, 0xcc]);
+        b[8..16].copy_from_slice(&(at + 16).to_le_bytes());
+        b[16..21].copy_from_slice(&[0x65, 0x48, 0x89, 0x04, 0x25]);
+        b[21..25].copy_from_slice(&header::SAVE_RAX.to_le_bytes());
+        b[25..27].copy_from_slice(&[0x48, 0xb8]);
+        b[27..35].copy_from_slice(&desc.to_le_bytes());
+        b[35] = 0xe9;
+        let rel = i32::try_from(self.enter as i64 - (at as i64 + 40)).ok()?;
+        b[36..40].copy_from_slice(&rel.to_le_bytes());
         // SAFETY: [at, at+len) lies in this arena, below the previous stubs.
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), at as *mut u8, b.len()) };
         self.stub_top = at;
@@ -223,4 +229,47 @@ fn ibl_routine(at: u64, enter: u64) -> Vec<u8> {
     c.mov_rax(&IBL_MISS as *const _ as u64);
     c.jmp(Target::Abs(enter));
     code::layout(&c.pieces, at).expect("the lookup routine lays out")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+
+    fn text(at: u64, len: usize) -> Vec<String> {
+        // SAFETY: the arena's memory, just written.
+        let code = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
+        let mut d = Decoder::with_ip(64, code, at, DecoderOptions::NONE);
+        let mut f = IntelFormatter::new();
+        d.iter()
+            .map(|i| {
+                let mut s = String::new();
+                f.format(&i, &mut s);
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_stub_exits_until_its_literal_is_linked() {
+        let here = a_stub_exits_until_its_literal_is_linked as *const () as u64;
+        let mut a = Arena::near(here).expect("an arena");
+        assert!(a.reaches(here));
+        let stub = a.stub(0x1234_5678).expect("room for a stub");
+        assert_eq!(stub % 8, 0);
+        // SAFETY: the literal of the stub just made.
+        let lit = unsafe { &*stub_literal(stub) };
+        assert_eq!(lit.load(Ordering::Relaxed), stub + 16);
+        assert_eq!(text(stub, 6), [format!("jmp qword ptr [{:X}h]", stub + 8)]);
+        assert_eq!(
+            text(stub + 16, 24),
+            [
+                "mov gs:[8],rax".to_string(),
+                "mov rax,12345678h".to_string(),
+                format!("jmp {:016X}h", a.enter)
+            ]
+        );
+        let below = a.stub(1).unwrap();
+        assert_eq!(below, stub - 40);
+    }
 }

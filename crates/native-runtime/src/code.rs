@@ -235,7 +235,7 @@ pub fn layout(pieces: &[Piece], at: u64) -> Result<Vec<u8>, String> {
         let size = match p {
             Piece::Bytes(b) => b.len(),
             Piece::Rip { bytes, .. } => bytes.len(),
-            Piece::Insn(_) => enc[i].as_ref().map_or(0, |b| b.len()),
+            Piece::Insn(_) => enc.get(i).and_then(|b| b.as_ref()).map_or(0, |b| b.len()),
             Piece::Label(l) => {
                 if labels.len() <= *l as usize {
                     labels.resize(*l as usize + 1, 0);
@@ -268,7 +268,12 @@ pub fn layout(pieces: &[Piece], at: u64) -> Result<Vec<u8>, String> {
         let here = at + out.len() as u64;
         match p {
             Piece::Bytes(b) => out.extend_from_slice(b),
-            Piece::Insn(_) => out.extend_from_slice(enc[i].take().as_deref().unwrap_or(&[])),
+            Piece::Insn(_) => out.extend_from_slice(
+                enc.get_mut(i)
+                    .and_then(|b| b.take())
+                    .as_deref()
+                    .unwrap_or(&[]),
+            ),
             Piece::Label(_) => {}
             Piece::Rip {
                 bytes,
@@ -342,6 +347,9 @@ fn far_jmp(out: &mut Vec<u8>, target: u64) {
 }
 
 fn iced_encoded(pieces: &[Piece]) -> Result<Vec<Option<Vec<u8>>>, String> {
+    if !pieces.iter().any(|p| matches!(p, Piece::Insn(_))) {
+        return Ok(Vec::new());
+    }
     let mut out = vec![None; pieces.len()];
     let mut encoder: Option<iced_x86::Encoder> = None;
     for (i, p) in pieces.iter().enumerate() {

@@ -94,6 +94,8 @@ enum End {
 struct Raw {
     len: usize,
     disp_at: Option<usize>,
+    /// A direct jump the block follows: counted, not copied.
+    elided: bool,
 }
 
 /// A decoded block before encoding.
@@ -111,152 +113,147 @@ pub struct Decoded {
 
 /// Reads and decodes the block at `pc`.
 pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
-    let Some(map) = crate::codemap::mapping_of(pc) else {
-        return Err(format!(
-            "the program jumped to {pc:#x}, where no code is mapped"
-        ));
-    };
-    let n = (map.hi - pc).min(4096) as usize;
-    // SAFETY: [pc, pc+n) lies in one readable mapping of the process.
-    let buf: &[u8] = unsafe { std::slice::from_raw_parts(pc as *const u8, n) };
-    let mut d = Decoder::with_ip(64, buf, pc, DecoderOptions::NONE);
     let mut insns: Vec<(Instruction, InsnInfo)> = Vec::with_capacity(16);
     let mut raws: Vec<Raw> = Vec::with_capacity(16);
-    loop {
-        let at = d.ip();
-        if insns.len() == MAX_INSNS || (d.position() + 15 > buf.len() && buf.len() == 4096) {
-            return Ok(Decoded {
-                pc,
-                writable: map.writable,
-                insns,
-                raws,
-                end: End::FallTo(at),
-                last_kept: None,
-            });
-        }
-        if !d.can_decode() {
-            return Err(format!(
-                "code at {at:#x} runs into memory that cannot be read"
-            ));
-        }
-        let pos = d.position();
-        let insn = d.decode();
-        if insn.is_invalid() {
-            // Keep it: the processor raises #UD there, as it would natively.
-            let ud2 = Instruction::with(Op::Ud2);
-            insns.push((ud2, InsnInfo::default()));
-            raws.push(Raw {
-                len: 0,
-                disp_at: None,
-            });
-            let last = insns.len() - 1;
-            return Ok(Decoded {
-                pc,
-                writable: map.writable,
-                insns,
-                raws,
-                end: End::FallTo(at),
-                last_kept: Some(last),
-            });
-        }
-        let bytes = &buf[pos..pos + insn.len()];
-        let next = insn.next_ip();
-        let info = classifier.classify(&insn);
-        let disp_at = insn
-            .is_ip_rel_memory_operand()
-            .then(|| d.get_constant_offsets(&insn).displacement_offset());
-        raws.push(Raw {
-            len: insn.len(),
-            disp_at,
-        });
-        if let Some(kind) = named_marker(bytes, &insn) {
-            let mem = MemRef {
-                base: insn.memory_base(),
-                index: insn.memory_index(),
-                scale: insn.memory_index_scale(),
-                disp: insn.memory_displacement64(),
-            };
-            insns.push((insn, info));
-            let last = insns.len() - 1;
-            return Ok(Decoded {
-                pc,
-                writable: map.writable,
-                insns,
-                raws,
-                end: End::Marker { kind, next, mem },
-                last_kept: Some(last),
-            });
-        }
-        if insn.code() == Op::Syscall {
-            insns.push((insn, info));
-            return Ok(Decoded {
-                pc,
-                writable: map.writable,
-                insns,
-                raws,
-                end: End::Syscall { next },
-                last_kept: None,
-            });
-        }
-        let end = match insn.flow_control() {
-            FlowControl::Next => None,
-            FlowControl::ConditionalBranch if insn.op0_kind() != OpKind::Memory => Some((
-                End::Cond {
-                    taken: insn.near_branch_target(),
-                    fall: next,
-                },
-                true,
-            )),
-            FlowControl::UnconditionalBranch if is_near(&insn) => {
-                Some((End::Jump(insn.near_branch_target()), false))
+    let mut writable = false;
+    let mut seg = pc;
+    // Direct jumps are followed (the block goes on at their target) while
+    // the target is new to the block: one block, one counter, for code laid
+    // out in pieces.
+    'segment: loop {
+        let Some(map) = crate::codemap::mapping_of(seg) else {
+            if seg == pc {
+                return Err(format!(
+                    "the program jumped to {pc:#x}, where no code is mapped"
+                ));
             }
-            FlowControl::Call if is_near(&insn) => Some((
-                End::Call {
-                    target: insn.near_branch_target(),
-                    ret: next,
-                },
-                false,
-            )),
-            FlowControl::IndirectBranch if insn.code() == Op::Jmp_rm64 => {
-                Some((End::IndirectJump, false))
-            }
-            FlowControl::IndirectCall if insn.code() == Op::Call_rm64 => {
-                Some((End::IndirectCall { ret: next }, false))
-            }
-            FlowControl::Return if matches!(insn.code(), Op::Retnq | Op::Retnq_imm16) => {
-                let pop = if insn.code() == Op::Retnq_imm16 {
-                    u64::from(insn.immediate16())
-                } else {
-                    0
-                };
-                Some((End::Return { pop }, false))
-            }
-            // Far transfers and transactions would leave the cache.
-            FlowControl::Return
-            | FlowControl::IndirectBranch
-            | FlowControl::IndirectCall
-            | FlowControl::Call
-            | FlowControl::UnconditionalBranch
-            | FlowControl::XbeginXabortXend
-                if insn.mnemonic() != Mnemonic::Xend =>
-            {
-                return Err(unsupported(&insn));
-            }
-            // int3, int n, ud2, xend...: run as is; if execution comes
-            // back, it continues at the next instruction.
-            _ => Some((End::FallTo(next), true)),
+            return Err(format!("code at {seg:#x} cannot be read"));
         };
-        insns.push((insn, info));
-        if let Some((end, keep)) = end {
-            let last = insns.len() - 1;
-            return Ok(Decoded {
+        writable |= map.writable;
+        let n = (map.hi - seg).min(4096) as usize;
+        // SAFETY: [seg, seg+n) lies in one readable mapping of the process.
+        let buf: &[u8] = unsafe { std::slice::from_raw_parts(seg as *const u8, n) };
+        let mut d = Decoder::with_ip(64, buf, seg, DecoderOptions::NONE);
+        let done = |insns, raws, end, last_kept| {
+            Ok(Decoded {
                 pc,
-                writable: map.writable,
+                writable,
                 insns,
                 raws,
                 end,
-                last_kept: keep.then_some(last),
+                last_kept,
+            })
+        };
+        loop {
+            let at = d.ip();
+            if insns.len() >= MAX_INSNS || (d.position() + 15 > buf.len() && buf.len() == 4096) {
+                return done(insns, raws, End::FallTo(at), None);
+            }
+            if !d.can_decode() {
+                return Err(format!(
+                    "code at {at:#x} runs into memory that cannot be read"
+                ));
+            }
+            let pos = d.position();
+            let insn = d.decode();
+            if insn.is_invalid() {
+                // Keep it: the processor raises #UD there, as it would natively.
+                insns.push((Instruction::with(Op::Ud2), InsnInfo::default()));
+                raws.push(Raw {
+                    len: 0,
+                    disp_at: None,
+                    elided: false,
+                });
+                let last = insns.len() - 1;
+                return done(insns, raws, End::FallTo(at), Some(last));
+            }
+            let bytes = &buf[pos..pos + insn.len()];
+            let next = insn.next_ip();
+            let info = classifier.classify(&insn);
+            let disp_at = insn
+                .is_ip_rel_memory_operand()
+                .then(|| d.get_constant_offsets(&insn).displacement_offset());
+            raws.push(Raw {
+                len: insn.len(),
+                disp_at,
+                elided: false,
             });
+            if let Some(kind) = named_marker(bytes, &insn) {
+                let mem = MemRef {
+                    base: insn.memory_base(),
+                    index: insn.memory_index(),
+                    scale: insn.memory_index_scale(),
+                    disp: insn.memory_displacement64(),
+                };
+                insns.push((insn, info));
+                let last = insns.len() - 1;
+                return done(insns, raws, End::Marker { kind, next, mem }, Some(last));
+            }
+            if insn.code() == Op::Syscall {
+                insns.push((insn, info));
+                return done(insns, raws, End::Syscall { next }, None);
+            }
+            let end = match insn.flow_control() {
+                FlowControl::Next => None,
+                FlowControl::ConditionalBranch if insn.op0_kind() != OpKind::Memory => Some((
+                    End::Cond {
+                        taken: insn.near_branch_target(),
+                        fall: next,
+                    },
+                    true,
+                )),
+                FlowControl::UnconditionalBranch if is_near(&insn) => {
+                    let t = insn.near_branch_target();
+                    let seen = t == pc || insns.iter().any(|(i, _)| i.ip() == t);
+                    if !seen && insns.len() + 16 < MAX_INSNS {
+                        insns.push((insn, info));
+                        raws.last_mut().expect("its raw").elided = true;
+                        seg = t;
+                        continue 'segment;
+                    }
+                    Some((End::Jump(t), false))
+                }
+                FlowControl::Call if is_near(&insn) => Some((
+                    End::Call {
+                        target: insn.near_branch_target(),
+                        ret: next,
+                    },
+                    false,
+                )),
+                FlowControl::IndirectBranch if insn.code() == Op::Jmp_rm64 => {
+                    Some((End::IndirectJump, false))
+                }
+                FlowControl::IndirectCall if insn.code() == Op::Call_rm64 => {
+                    Some((End::IndirectCall { ret: next }, false))
+                }
+                FlowControl::Return if matches!(insn.code(), Op::Retnq | Op::Retnq_imm16) => {
+                    let pop = if insn.code() == Op::Retnq_imm16 {
+                        u64::from(insn.immediate16())
+                    } else {
+                        0
+                    };
+                    Some((End::Return { pop }, false))
+                }
+                // Far transfers and transactions would leave the cache.
+                FlowControl::Return
+                | FlowControl::IndirectBranch
+                | FlowControl::IndirectCall
+                | FlowControl::Call
+                | FlowControl::UnconditionalBranch
+                | FlowControl::XbeginXabortXend
+                    if insn.mnemonic() != Mnemonic::Xend =>
+                {
+                    return Err(unsupported(&insn));
+                }
+                // int3, int n, ud2, xend...: run as is; if execution comes
+                // back, it continues at the next instruction.
+                _ => Some((End::FallTo(next), true)),
+            };
+            insns.push((insn, info));
+            if let Some((end, keep)) = end {
+                let last = insns.len() - 1;
+                return done(insns, raws, end, keep.then_some(last));
+            }
         }
     }
 }
@@ -319,6 +316,9 @@ pub struct Built {
 fn copy(dec: &Decoded, i: usize, code: &mut Code) {
     let (insn, _) = &dec.insns[i];
     let raw = dec.raws[i];
+    if raw.elided {
+        return;
+    }
     if raw.len == 0 {
         return code.bytes(&[0x0f, 0x0b]); // ud2 for undecodable bytes
     }
