@@ -85,6 +85,29 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
         p
     }
 
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let large = |n: usize| n > 16 << (CLASSES - 1) || layout.align() > 4096;
+        let old = layout.size().max(layout.align());
+        if large(old) && large(new_size) {
+            // Large blocks are their own mappings: move them without copying.
+            return sys::remap(
+                ptr,
+                old.next_multiple_of(4096),
+                new_size.next_multiple_of(4096),
+            )
+            .unwrap_or(std::ptr::null_mut());
+        }
+        // SAFETY: the default: a new block, the bytes copied, the old freed.
+        unsafe {
+            let new = self.alloc(Layout::from_size_align_unchecked(new_size, layout.align()));
+            if !new.is_null() {
+                std::ptr::copy_nonoverlapping(ptr, new, old.min(new_size));
+                self.dealloc(ptr, layout);
+            }
+            new
+        }
+    }
+
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         let size = layout.size().max(layout.align());
         if size > 16 << (CLASSES - 1) || layout.align() > 4096 {
@@ -121,7 +144,14 @@ mod tests {
             let big = Layout::from_size_align(1 << 20, 64).unwrap();
             let b = a.alloc(big);
             std::ptr::write_bytes(b, 7, 1 << 20);
-            a.dealloc(b, big);
+            let bigger = a.realloc(b, big, 4 << 20);
+            assert_eq!(*bigger.add((1 << 20) - 1), 7, "contents kept when moved");
+            a.dealloc(bigger, Layout::from_size_align(4 << 20, 64).unwrap());
+            let small = a.alloc(l);
+            *small = 9;
+            let grown = a.realloc(small, l, 200);
+            assert_eq!(*grown, 9);
+            a.dealloc(grown, Layout::from_size_align(200, 8).unwrap());
         }
         assert_eq!(class_of(1), 0);
         assert_eq!(class_of(17), 1);

@@ -46,6 +46,25 @@ pub fn map_at(hint: u64, len: usize, prot: i32, flags: i32) -> Option<*mut u8> {
     (!(-4095..=0).contains(&r)).then_some(r as *mut u8)
 }
 
+/// `mremap` with MREMAP_MAYMOVE.
+pub fn remap(p: *mut u8, old: usize, new: usize) -> Option<*mut u8> {
+    // SAFETY: the caller owns the mapping; the kernel moves it whole.
+    let r = unsafe {
+        syscall6(
+            libc::SYS_mremap as u64,
+            [
+                p as u64,
+                old as u64,
+                new as u64,
+                libc::MREMAP_MAYMOVE as u64,
+                0,
+                0,
+            ],
+        )
+    };
+    (!(-4095..=0).contains(&r)).then_some(r as *mut u8)
+}
+
 pub fn unmap(p: *mut u8, len: usize) {
     // SAFETY: the caller owns the mapping.
     unsafe { syscall6(libc::SYS_munmap as u64, [p as u64, len as u64, 0, 0, 0, 0]) };
