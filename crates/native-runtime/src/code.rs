@@ -1,8 +1,8 @@
 //! Machine code for the cache, written directly as bytes: the program's own
 //! instructions copied (RIP-relative displacements re-aimed), and the few
-//! instruction forms the runtime adds, hand-encoded. Translating a block
-//! this way costs a few microseconds; iced-x86's encoder is used only for
-//! rare forms (mask popcounts), through [`Piece::Insn`].
+//! instruction forms the runtime adds, hand-encoded (no encoder tables to
+//! build at start-up). Translating a block this way costs a microsecond or
+//! two.
 //!
 //! A block is a list of [`Piece`]s laid out in two passes: every branch has
 //! a fixed size (rel32, or an indirect jump through a literal when the target
@@ -39,8 +39,6 @@ pub enum Piece {
         target: Target,
     },
     Label(u32),
-    /// Encoded with iced-x86 (no RIP-relative operand, no branch).
-    Insn(iced_x86::Instruction),
 }
 
 /// Pieces of one block, with helpers for every form the runtime adds.
@@ -219,7 +217,6 @@ impl Code {
 /// Lays `pieces` out at `at`; `None` if an instruction cannot be placed
 /// there (a RIP-relative operand beyond +-2 GiB).
 pub fn layout(pieces: &[Piece], at: u64) -> Result<Vec<u8>, String> {
-    let mut enc = iced_encoded(pieces)?;
     // Pass 1: offsets (far absolute branches take the long forms).
     let mut labels = vec![
         0u64;
@@ -231,11 +228,10 @@ pub fn layout(pieces: &[Piece], at: u64) -> Result<Vec<u8>, String> {
     ];
     let mut sizes = Vec::with_capacity(pieces.len());
     let mut off = 0u64;
-    for (i, p) in pieces.iter().enumerate() {
+    for p in pieces {
         let size = match p {
             Piece::Bytes(b) => b.len(),
             Piece::Rip { bytes, .. } => bytes.len(),
-            Piece::Insn(_) => enc.get(i).and_then(|b| b.as_ref()).map_or(0, |b| b.len()),
             Piece::Label(l) => {
                 if labels.len() <= *l as usize {
                     labels.resize(*l as usize + 1, 0);
@@ -268,12 +264,6 @@ pub fn layout(pieces: &[Piece], at: u64) -> Result<Vec<u8>, String> {
         let here = at + out.len() as u64;
         match p {
             Piece::Bytes(b) => out.extend_from_slice(b),
-            Piece::Insn(_) => out.extend_from_slice(
-                enc.get_mut(i)
-                    .and_then(|b| b.take())
-                    .as_deref()
-                    .unwrap_or(&[]),
-            ),
             Piece::Label(_) => {}
             Piece::Rip {
                 bytes,
@@ -344,23 +334,6 @@ fn rel32(end: u64, target: u64) -> i32 {
 fn far_jmp(out: &mut Vec<u8>, target: u64) {
     out.extend_from_slice(&[0xff, 0x25, 0, 0, 0, 0]);
     out.extend_from_slice(&target.to_le_bytes());
-}
-
-fn iced_encoded(pieces: &[Piece]) -> Result<Vec<Option<Vec<u8>>>, String> {
-    if !pieces.iter().any(|p| matches!(p, Piece::Insn(_))) {
-        return Ok(Vec::new());
-    }
-    let mut out = vec![None; pieces.len()];
-    let mut encoder: Option<iced_x86::Encoder> = None;
-    for (i, p) in pieces.iter().enumerate() {
-        if let Piece::Insn(insn) = p {
-            let e = encoder.get_or_insert_with(|| iced_x86::Encoder::new(64));
-            e.encode(insn, 0)
-                .map_err(|err| format!("encoding {:?}: {err}", insn.code()))?;
-            out[i] = Some(e.take_buffer());
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

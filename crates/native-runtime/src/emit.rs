@@ -1,14 +1,9 @@
 //! The mask popcount the runtime adds before an instruction whose work
-//! depends on a mask (AVX-512 opmasks, AVX masked moves and gathers): the
-//! rare forms, built as iced-x86 instructions inside a [`Code`] block.
+//! depends on a mask (AVX-512 opmasks, AVX masked moves and gathers).
 
-use crate::code::{Code, Piece, RAX};
+use crate::code::{Code, RAX};
 use crate::header;
-use iced_x86::{Code as Op, Instruction, Register};
-
-fn ok(r: Result<Instruction, iced_x86::IcedError>) -> Instruction {
-    r.expect("a well-formed instruction")
-}
+use iced_x86::Register;
 
 /// What loads the active-element bits into eax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,42 +15,52 @@ pub enum MaskSource {
     Vector { reg: Register, elem_bytes: u32 },
 }
 
+/// `kmov eax/rax, k` or `(v)(p)movmsk eax, reg`: the mask bits into eax,
+/// hand-encoded (VEX; registers 0-15).
+fn mask_load(src: MaskSource, elems: u32) -> Vec<u8> {
+    match src {
+        MaskSource::Opmask(k) => {
+            let k = (k as u32 - Register::K0 as u32) as u8;
+            let modrm = 0xc0 | k;
+            if elems <= 16 {
+                vec![0xc5, 0xf8, 0x93, modrm] // kmovw eax, k
+            } else if elems <= 32 {
+                vec![0xc5, 0xfb, 0x93, modrm] // kmovd eax, k
+            } else {
+                vec![0xc4, 0xe1, 0xfb, 0x93, modrm] // kmovq rax, k
+            }
+        }
+        MaskSource::Vector { reg, elem_bytes } => {
+            let n = reg.number() as u8;
+            let modrm = 0xc0 | (n & 7);
+            if reg.is_mm() {
+                return vec![0x0f, 0xd7, modrm]; // pmovmskb eax, mm
+            }
+            let (op, pp) = match elem_bytes {
+                1 => (0xd7, 1), // vpmovmskb
+                4 => (0x50, 0), // vmovmskps
+                _ => (0x50, 1), // vmovmskpd
+            };
+            let l = u8::from(reg.is_ymm()) << 2;
+            if n < 8 {
+                vec![0xc5, 0xf8 | l | pp, op, modrm]
+            } else {
+                vec![0xc4, 0xc1, 0x78 | l | pp, op, modrm]
+            }
+        }
+    }
+}
+
 /// Adds popcount(mask & ((1 << elems) - 1)) to `slot`, before an instruction.
 pub fn count_mask(src: MaskSource, elems: u32, slot: u32, flags_live: bool, code: &mut Code) {
     code.store_gs(header::SAVE_RAX, RAX);
     if flags_live {
         code.save_flags();
     }
-    let load = match src {
-        MaskSource::Opmask(k) => {
-            if elems <= 16 {
-                ok(Instruction::with2(Op::VEX_Kmovw_r32_kr, Register::EAX, k))
-            } else if elems <= 32 {
-                ok(Instruction::with2(Op::VEX_Kmovd_r32_kr, Register::EAX, k))
-            } else {
-                ok(Instruction::with2(Op::VEX_Kmovq_r64_kr, Register::RAX, k))
-            }
-        }
-        MaskSource::Vector { reg, elem_bytes } => {
-            let op = match (elem_bytes, reg.is_ymm(), reg.is_mm()) {
-                (_, _, true) => Op::Pmovmskb_r32_mm,
-                (1, false, _) => Op::VEX_Vpmovmskb_r32_xmm,
-                (1, true, _) => Op::VEX_Vpmovmskb_r32_ymm,
-                (4, false, _) => Op::VEX_Vmovmskps_r32_xmm,
-                (4, true, _) => Op::VEX_Vmovmskps_r32_ymm,
-                (_, false, _) => Op::VEX_Vmovmskpd_r32_xmm,
-                (_, true, _) => Op::VEX_Vmovmskpd_r32_ymm,
-            };
-            ok(Instruction::with2(op, Register::EAX, reg))
-        }
-    };
-    code.put(Piece::Insn(load));
+    code.bytes(&mask_load(src, elems));
     if elems < 32 {
-        code.put(Piece::Insn(ok(Instruction::with2(
-            Op::And_EAX_imm32,
-            Register::EAX,
-            ((1u64 << elems) - 1) as u32,
-        ))));
+        code.bytes(&[0x25]); // and eax, imm32
+        code.bytes(&(((1u64 << elems) - 1) as u32).to_le_bytes());
     } else if elems == 32 {
         code.bytes(&[0x89, 0xc0]); // mov eax, eax
     }
@@ -83,6 +88,38 @@ mod tests {
             },
             4,
             1,
+            false,
+            &mut c,
+        );
+        count_mask(MaskSource::Opmask(Register::K7), 32, 2, false, &mut c);
+        count_mask(MaskSource::Opmask(Register::K3), 64, 3, false, &mut c);
+        count_mask(
+            MaskSource::Vector {
+                reg: Register::XMM2,
+                elem_bytes: 4,
+            },
+            4,
+            4,
+            false,
+            &mut c,
+        );
+        count_mask(
+            MaskSource::Vector {
+                reg: Register::XMM12,
+                elem_bytes: 1,
+            },
+            16,
+            5,
+            false,
+            &mut c,
+        );
+        count_mask(
+            MaskSource::Vector {
+                reg: Register::MM3,
+                elem_bytes: 1,
+            },
+            8,
+            6,
             false,
             &mut c,
         );
@@ -117,6 +154,35 @@ mod tests {
                 "and eax,0Fh",
                 "popcnt rax,rax",
                 "add gs:[1008h],rax",
+                "mov rax,gs:[8]",
+                "mov gs:[8],rax",
+                "kmovd eax,k7",
+                "mov eax,eax",
+                "popcnt rax,rax",
+                "add gs:[1010h],rax",
+                "mov rax,gs:[8]",
+                "mov gs:[8],rax",
+                "kmovq rax,k3",
+                "popcnt rax,rax",
+                "add gs:[1018h],rax",
+                "mov rax,gs:[8]",
+                "mov gs:[8],rax",
+                "vmovmskps eax,xmm2",
+                "and eax,0Fh",
+                "popcnt rax,rax",
+                "add gs:[1020h],rax",
+                "mov rax,gs:[8]",
+                "mov gs:[8],rax",
+                "vpmovmskb eax,xmm12",
+                "and eax,0FFFFh",
+                "popcnt rax,rax",
+                "add gs:[1028h],rax",
+                "mov rax,gs:[8]",
+                "mov gs:[8],rax",
+                "pmovmskb eax,mm3",
+                "and eax,0FFh",
+                "popcnt rax,rax",
+                "add gs:[1030h],rax",
                 "mov rax,gs:[8]",
             ]
         );
