@@ -181,7 +181,12 @@ pub static HAS_XSAVEC: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8
 /// Detects XSAVEC (CPUID leaf 0xD, sub-leaf 1, EAX bit 1).
 pub fn detect_xsavec() {
     // CPUID leaf 0xD exists when OSXSAVE (leaf 1, ECX bit 27) is set.
-    let l1 = std::arch::x86_64::__cpuid(1);
-    let ok = l1.ecx & (1 << 27) != 0 && std::arch::x86_64::__cpuid_count(0xd, 1).eax & 2 != 0;
+    // (CPUID is a safe intrinsic in recent Rust, an unsafe one before.)
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID has no side effects.
+    let ok = unsafe {
+        let l1 = std::arch::x86_64::__cpuid(1);
+        l1.ecx & (1 << 27) != 0 && std::arch::x86_64::__cpuid_count(0xd, 1).eax & 2 != 0
+    };
     HAS_XSAVEC.store(u8::from(ok), std::sync::atomic::Ordering::Relaxed);
 }
