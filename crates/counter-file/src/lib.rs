@@ -6,7 +6,9 @@
 //! - [`read`]: [`read::CounterFile`] maps a file and reads its counts.
 //! - [`report`]: counts turned into a `flopscope_model::Report`, with child
 //!   processes' files merged in.
+//! - [`regions`]: region names and states as markers register them.
 
 pub mod layout;
 pub mod read;
+pub mod regions;
 pub mod report;

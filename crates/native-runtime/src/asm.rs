@@ -86,30 +86,9 @@ fs_enter:
     mov rsi, rbx
     and rsp, -16
     call {dispatch}
-    mov gs:[0x20], rax
-    mov rcx, gs:[0x40]
-    mov eax, -1
-    mov edx, -1
-    xrstor64 [rcx]
-    mov rsp, rbp
-    pop r15
-    pop r14
-    pop r13
-    pop r12
-    pop r11
-    pop r10
-    pop r9
-    pop r8
-    pop rdi
-    pop rsi
-    pop rbp
-    pop rbx
-    pop rdx
-    pop rcx
-    pop rax
-    popfq
-    mov rsp, gs:[0x30]
-    jmp qword ptr gs:[0x20]
+    mov rdi, rbp
+    mov rsi, rax
+    jmp fs_resume
 
     .globl fs_resume
     .type fs_resume,@function

@@ -234,20 +234,13 @@ fn ibl_routine(at: u64, enter: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
     fn text(at: u64, len: usize) -> Vec<String> {
         // SAFETY: the arena's memory, just written.
-        let code = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
-        let mut d = Decoder::with_ip(64, code, at, DecoderOptions::NONE);
-        let mut f = IntelFormatter::new();
-        d.iter()
-            .map(|i| {
-                let mut s = String::new();
-                f.format(&i, &mut s);
-                s
-            })
-            .collect()
+        code::disassemble(
+            unsafe { std::slice::from_raw_parts(at as *const u8, len) },
+            at,
+        )
     }
 
     #[test]

@@ -336,21 +336,27 @@ fn far_jmp(out: &mut Vec<u8>, target: u64) {
     out.extend_from_slice(&target.to_le_bytes());
 }
 
+/// Intel-syntax text of the instructions in `code` placed at `at` (tests).
+#[cfg(test)]
+pub fn disassemble(code: &[u8], at: u64) -> Vec<String> {
+    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+    let mut d = Decoder::with_ip(64, code, at, DecoderOptions::NONE);
+    let mut f = IntelFormatter::new();
+    d.iter()
+        .map(|i| {
+            let mut s = String::new();
+            f.format(&i, &mut s);
+            s
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
     fn text(code: &[u8], at: u64) -> Vec<String> {
-        let mut d = Decoder::with_ip(64, code, at, DecoderOptions::NONE);
-        let mut f = IntelFormatter::new();
-        d.iter()
-            .map(|i| {
-                let mut s = String::new();
-                f.format(&i, &mut s);
-                s
-            })
-            .collect()
+        disassemble(code, at)
     }
 
     #[test]

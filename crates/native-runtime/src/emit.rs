@@ -75,7 +75,6 @@ pub fn count_mask(src: MaskSource, elems: u32, slot: u32, flags_live: bool, code
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
     #[test]
     fn mask_popcount_decodes_as_meant() {
@@ -124,16 +123,7 @@ mod tests {
             &mut c,
         );
         let code = crate::code::layout(&c.pieces, 0x7000_0000).unwrap();
-        let mut d = Decoder::with_ip(64, &code, 0x7000_0000, DecoderOptions::NONE);
-        let mut f = IntelFormatter::new();
-        let text: Vec<String> = d
-            .iter()
-            .map(|i| {
-                let mut s = String::new();
-                f.format(&i, &mut s);
-                s
-            })
-            .collect();
+        let text = crate::code::disassemble(&code, 0x7000_0000);
         assert_eq!(
             text,
             [

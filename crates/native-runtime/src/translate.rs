@@ -280,7 +280,10 @@ fn named_marker(bytes: &[u8], insn: &Instruction) -> Option<u8> {
         && bytes[1] == 0x3e
         && insn.code() == Op::Cmp_rm8_imm8
         && insn.op0_kind() == OpKind::Memory
-        && matches!(insn.immediate8(), 1 | 2))
+        && matches!(
+            insn.immediate8(),
+            crate::regions::BEGIN | crate::regions::END
+        ))
     .then(|| insn.immediate8())
 }
 
