@@ -104,65 +104,62 @@ pub fn set_gs(base: u64) {
 }
 
 /// Reads up to `buf.len()` bytes of this process's memory at `addr`
-/// without faulting; returns how many could be read.
+/// without faulting, a page at a time; returns how many could be read
+/// (stopping at the first page the kernel cannot read).
 pub fn read_self(addr: u64, buf: &mut [u8]) -> usize {
-    let local = libc::iovec {
-        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-        iov_len: buf.len(),
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: buf.len(),
-    };
-    // SAFETY: the kernel checks the remote range; the local one is ours.
-    let n = unsafe {
-        syscall6(
-            libc::SYS_process_vm_readv as u64,
-            [
-                getpid(),
-                &local as *const _ as u64,
-                1,
-                &remote as *const _ as u64,
-                1,
-                0,
-            ],
-        )
-    };
-    if n > 0 {
-        n as usize
-    } else {
-        // Short reads stop at a page the kernel cannot read; try page by page.
-        let mut done = 0;
-        while done < buf.len() {
-            let page_end = ((addr as usize + done) | 4095) + 1;
-            let len = (page_end - (addr as usize + done)).min(buf.len() - done);
-            let l = libc::iovec {
-                iov_base: buf[done..].as_mut_ptr() as *mut libc::c_void,
-                iov_len: len,
-            };
-            let r = libc::iovec {
-                iov_base: (addr as usize + done) as *mut libc::c_void,
-                iov_len: len,
-            };
-            // SAFETY: as above.
-            let k = unsafe {
-                syscall6(
-                    libc::SYS_process_vm_readv as u64,
-                    [
-                        getpid(),
-                        &l as *const _ as u64,
-                        1,
-                        &r as *const _ as u64,
-                        1,
-                        0,
-                    ],
-                )
-            };
-            if k <= 0 {
-                break;
-            }
-            done += k as usize;
+    let mut done = 0;
+    while done < buf.len() {
+        let at = addr as usize + done;
+        let len = ((at | 4095) + 1 - at).min(buf.len() - done);
+        let local = libc::iovec {
+            iov_base: buf[done..].as_mut_ptr() as *mut libc::c_void,
+            iov_len: len,
+        };
+        let remote = libc::iovec {
+            iov_base: at as *mut libc::c_void,
+            iov_len: len,
+        };
+        // SAFETY: the kernel checks the remote range; the local one is ours.
+        let k = unsafe {
+            syscall6(
+                libc::SYS_process_vm_readv as u64,
+                [
+                    getpid(),
+                    &local as *const _ as u64,
+                    1,
+                    &remote as *const _ as u64,
+                    1,
+                    0,
+                ],
+            )
+        };
+        if k <= 0 {
+            break;
         }
-        done
+        done += k as usize;
+    }
+    done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_stop_at_unreadable_memory() {
+        let data = *b"region name\0";
+        let mut buf = [0u8; 12];
+        assert_eq!(read_self(data.as_ptr() as u64, &mut buf), 12);
+        assert_eq!(&buf, &data);
+        assert_eq!(read_self(8, &mut buf), 0);
+        // Two pages mapped, the second unmapped again: a read across stops there.
+        let p = map_anon(8192, false).unwrap();
+        // SAFETY: the second page of our own mapping.
+        unmap(unsafe { p.add(4096) }, 4096);
+        // SAFETY: the first page, still mapped.
+        unsafe { *p.add(4090) = 7 };
+        assert_eq!(read_self(p as u64 + 4090, &mut buf), 6);
+        assert_eq!(buf[0], 7);
+        unmap(p, 4096);
     }
 }
