@@ -730,3 +730,96 @@ fn a_region_begun_again_while_open_is_timed_once() {
     let (a, all) = (time("a"), time("all"));
     assert!(a <= all, "region a (inside all) timed {a} s, all {all} s");
 }
+
+/// Every kind of marker gives the same regions under the native engine as
+/// under the emulate engine: FLOP, bytes by access size and entries of each
+/// region, and the unmarked work's FLOP (instructions aside: QEMU counts a
+/// REP string per iteration). Symbols are bound at start in both runs, so
+/// that no lazy binding falls inside a region.
+#[test]
+fn every_kind_of_marker_counts_the_same_under_the_native_engine() {
+    let cases: Vec<(&str, PathBuf, Vec<u64>)> = vec![
+        ("C header", regions_c(NAMED), vec![N, REPS, M, K]),
+        ("LIKWID header", regions_c(LIKWID), vec![N, REPS, M, K]),
+        ("Fortran module", fortran(), vec![1000, 5, 100, 3]),
+        ("Rust crate", rust_example(), vec![1000, 5, 100]),
+        ("nested", gcc("nested.c", &[]), vec![500, 100, 3]),
+        (
+            "OpenMP, 1 thread",
+            gcc("omp.c", &["-fopenmp"]),
+            vec![500, 100],
+        ),
+    ];
+    let keys = [
+        "name",
+        "entries",
+        "flop",
+        "flop_by_op",
+        "flop_by_width",
+        "fp_elements",
+        "fp_instructions",
+        "bytes",
+        "mem_accesses",
+    ];
+    let mut diffs = Vec::new();
+    for (what, exe, args) in &cases {
+        let run = |engine: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let json = dir.path().join("r.json");
+            let out = Command::new(FLOPSCOPE)
+                .args([
+                    "count",
+                    "--no-native",
+                    "--engine",
+                    engine,
+                    "--format",
+                    "json",
+                    "-o",
+                ])
+                .arg(&json)
+                .arg("--")
+                .arg(exe)
+                .args(args.iter().map(u64::to_string))
+                .env("LD_BIND_NOW", "1")
+                .env("OMP_NUM_THREADS", "1")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{what} under {engine}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_str::<Value>(&std::fs::read_to_string(&json).unwrap()).unwrap()
+        };
+        let (e, n) = (run("emulate"), run("native"));
+        let (re, rn) = (
+            e["regions"].as_array().unwrap(),
+            n["regions"].as_array().unwrap(),
+        );
+        if re.is_empty() || re.len() != rn.len() {
+            diffs.push(format!(
+                "{what}: {} regions under emulate, {} under native",
+                re.len(),
+                rn.len()
+            ));
+            continue;
+        }
+        for (a, b) in re.iter().zip(rn) {
+            for k in keys {
+                if a[k] != b[k] {
+                    diffs.push(format!(
+                        "{what}: region {} {k}: emulate {} native {}",
+                        a["name"], a[k], b[k]
+                    ));
+                }
+            }
+        }
+        if e["unmarked"]["flop"] != n["unmarked"]["flop"] {
+            diffs.push(format!(
+                "{what}: unmarked FLOP: emulate {} native {}",
+                e["unmarked"]["flop"], n["unmarked"]["flop"]
+            ));
+        }
+    }
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}

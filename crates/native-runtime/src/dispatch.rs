@@ -37,23 +37,12 @@ pub unsafe extern "C" fn fs_dispatch(
         }
         Exit::IblMiss => translator::lookup_indirect(gs_word(header::IBL_TARGET)),
         Exit::Syscall { next } => syscalls::handle(ctx, *next, masked),
-        Exit::Marker {
-            kind,
-            next,
-            mem,
-            slot,
-        } => {
+        Exit::Marker { kind, next, mem } => {
             let at = address(ctx, mem);
             let mut name = [0u8; 64];
             let n = sys::read_self(at, &mut name[..63]);
             let len = name[..n].iter().position(|b| *b == 0).unwrap_or(n);
-            if *kind == regions::BEGIN {
-                bump(*slot);
-            }
             regions::marker(*kind, &name[..len]);
-            if *kind != regions::BEGIN {
-                bump(*slot);
-            }
             translator::lookup_or_translate(*next)
         }
     };
@@ -96,12 +85,6 @@ pub fn fatal(pc: u64, msg: &str) -> ! {
     // SAFETY: ends the process.
     unsafe { sys::syscall6(libc::SYS_exit_group as u64, [125, 0, 0, 0, 0, 0]) };
     unreachable!("exit_group returned")
-}
-
-/// Adds one to counter `slot` of the calling thread's current bank.
-fn bump(slot: u32) {
-    let at = header::counter(slot);
-    set_gs_word(at, gs_word(at) + 1);
 }
 
 pub fn gs_word(off: i32) -> u64 {

@@ -38,15 +38,10 @@ pub enum Exit {
     IblMiss,
     /// A `syscall` instruction; the program continues at `next`.
     Syscall { next: u64 },
-    /// A region marker whose name is at the address `mem` computes; the
-    /// marker instruction itself is counted in `slot`, in the state with the
-    /// region closed (before a begin, after an end), as the emulate engine does.
-    Marker {
-        kind: u8,
-        next: u64,
-        mem: MemRef,
-        slot: u32,
-    },
+    /// A region marker whose name is at the address `mem` computes. The
+    /// marker instruction itself is not counted (it is flopscope's work, not
+    /// the program's), as under the emulate engine.
+    Marker { kind: u8, next: u64, mem: MemRef },
 }
 
 /// A memory operand, evaluated by the dispatcher from saved registers.
@@ -456,13 +451,10 @@ pub fn build(
     } else {
         dec.insns.len() - 1
     };
-    let mut marker_desc = Desc::default();
     let marker_at = matches!(dec.end, End::Marker { .. }).then(|| dec.insns.len() - 1);
     let cond_at = matches!(dec.end, End::Cond { .. }).then(|| dec.insns.len() - 1);
     for (i, (insn, info)) in dec.insns.iter().enumerate() {
-        if marker_at == Some(i) {
-            marker_desc.add_static(info, insn);
-        } else {
+        if marker_at != Some(i) {
             stat.add_static(info, insn);
         }
     }
@@ -585,13 +577,7 @@ pub fn build(
             code.exit(d, enter);
         }
         End::Marker { kind, next, mem } => {
-            let slot = slots.add(std::mem::take(&mut marker_desc));
-            let d = resolver.exit_desc(Exit::Marker {
-                kind,
-                next,
-                mem,
-                slot,
-            });
+            let d = resolver.exit_desc(Exit::Marker { kind, next, mem });
             code.exit(d, enter);
         }
     }
