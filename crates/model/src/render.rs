@@ -204,6 +204,13 @@ pub fn table(r: &Report) -> String {
         }
         _ => out.push_str("\nNo native time (FLOP/s not measured)\n"),
     }
+    if let Some(e) = r.engine_time_s {
+        let _ = write!(out, "Counted in {e:.6} s under the {} engine", r.engine);
+        if let Some(n) = r.native_time_s.filter(|n| *n > 0.0) {
+            let _ = write!(out, " ({:.2}x the native run)", e / n);
+        }
+        out.push('\n');
+    }
     if r.threads.len() > 1 {
         let _ = writeln!(out, "\nThreads: {}", r.threads.len());
         for t in &r.threads {
@@ -321,6 +328,22 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn table_shows_the_cost_of_counting() {
+        let mut r = report();
+        assert!(!table(&r).contains("Counted in"));
+        r.engine_time_s = Some(0.3);
+        r.set_native_time(Some(crate::units::Seconds(0.2)));
+        let t = table(&r);
+        assert!(
+            t.contains(&format!(
+                "Counted in 0.300000 s under the {} engine (1.50x the native run)",
+                r.engine
+            )),
+            "{t}"
+        );
     }
 
     #[test]
