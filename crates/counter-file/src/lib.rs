@@ -7,8 +7,10 @@
 //! - [`report`]: counts turned into a `flopscope_model::Report`, with child
 //!   processes' files merged in.
 //! - [`regions`]: region names and states as markers register them.
+//! - [`progress`]: waiting for the counted program, with a progress line.
 
 pub mod layout;
+pub mod progress;
 pub mod read;
 pub mod regions;
 pub mod report;

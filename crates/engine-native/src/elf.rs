@@ -1,6 +1,8 @@
-//! What kind of program a file is, from its first bytes.
+//! What kind of program a file is: the native engine takes programs over
+//! through the dynamic loader, so it needs one (a PT_INTERP header).
 
-use std::io::Read;
+use flopscope_engine_qemu::host::program::{check_elf_x86_64, read_head, ProgramError};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 #[derive(Debug, PartialEq, Eq)]
@@ -13,31 +15,26 @@ pub enum Kind {
     Script,
 }
 
-pub fn kind(path: &Path) -> Result<Kind, String> {
-    let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut head = vec![0u8; 4096];
-    let n = f.read(&mut head).map_err(|e| e.to_string())?;
-    head.truncate(n);
+pub fn kind(path: &Path) -> Result<Kind, ProgramError> {
+    let head = read_head(path)?;
     if head.starts_with(b"#!") {
         return Ok(Kind::Script);
     }
-    if n < 64 || &head[0..4] != b"\x7fELF" {
-        return Err("not an ELF file".into());
-    }
-    if head[4] != 2 || u16::from_le_bytes([head[18], head[19]]) != 62 {
-        return Err("not a 64-bit x86-64 ELF file".into());
-    }
-    let phoff = u64::from_le_bytes(head[32..40].try_into().expect("8 bytes")) as usize;
-    let phentsize = u16::from_le_bytes([head[54], head[55]]) as usize;
-    let phnum = u16::from_le_bytes([head[56], head[57]]) as usize;
+    check_elf_x86_64(path, &head)?;
+    let unreadable = |e| ProgramError::Unreadable(path.to_path_buf(), e);
+    let short = || unreadable(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+    let field = |at: usize, n: usize| head.get(at..at + n).ok_or_else(short);
+    let phoff = u64::from_le_bytes(field(32, 8)?.try_into().expect("8 bytes"));
+    let phentsize = u16::from_le_bytes(field(54, 2)?.try_into().expect("2 bytes")) as usize;
+    let phnum = u16::from_le_bytes(field(56, 2)?.try_into().expect("2 bytes")) as usize;
     let mut ph = vec![0u8; phentsize * phnum];
-    use std::io::{Seek, SeekFrom};
-    f.seek(SeekFrom::Start(phoff as u64))
-        .map_err(|e| e.to_string())?;
-    f.read_exact(&mut ph).map_err(|e| e.to_string())?;
+    let mut f = std::fs::File::open(path).map_err(unreadable)?;
+    f.seek(SeekFrom::Start(phoff)).map_err(unreadable)?;
+    f.read_exact(&mut ph).map_err(unreadable)?;
+    const PT_INTERP: u32 = 3;
     let interp = ph
         .chunks(phentsize.max(1))
-        .any(|p| p.len() >= 4 && u32::from_le_bytes([p[0], p[1], p[2], p[3]]) == 3);
+        .any(|p| p.len() >= 4 && u32::from_le_bytes([p[0], p[1], p[2], p[3]]) == PT_INTERP);
     Ok(if interp { Kind::Dynamic } else { Kind::Static })
 }
 
@@ -47,13 +44,14 @@ mod tests {
 
     #[test]
     fn the_shell_is_dynamic_and_text_is_refused() {
-        assert_eq!(kind(Path::new("/bin/sh")), Ok(Kind::Dynamic));
+        assert_eq!(kind(Path::new("/bin/sh")).unwrap(), Kind::Dynamic);
         let dir = std::env::temp_dir().join(format!("fs-elf-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let t = dir.join("t");
         std::fs::write(&t, b"hello").unwrap();
-        assert!(kind(&t).is_err());
+        assert!(matches!(kind(&t), Err(ProgramError::NotX86_64(..))));
         std::fs::write(&t, b"#!/bin/sh\necho").unwrap();
-        assert_eq!(kind(&t), Ok(Kind::Script));
+        assert_eq!(kind(&t).unwrap(), Kind::Script);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -36,8 +36,6 @@ pub enum NativeError {
     Program(#[from] ProgramError),
     #[error("{0} is statically linked: the native engine takes programs over through the dynamic loader (LD_PRELOAD); link it dynamically, or count it with --engine emulate")]
     Static(PathBuf),
-    #[error("{0} is not an x86-64 ELF program the native engine can run ({1}); count it with --engine emulate")]
-    NotElf(PathBuf, String),
     #[error("cannot run {0}: {1}")]
     Spawn(PathBuf, std::io::Error),
     #[error("cannot create the counter file {0}: {1}")]
@@ -86,10 +84,8 @@ impl flopscope_model::Engine for NativeEngine {
 /// Runs `argv` with the runtime preloaded and reads the counts back.
 pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError> {
     let exe = program::resolve(&argv[0])?;
-    match elf::kind(&exe) {
-        Ok(elf::Kind::Dynamic) | Ok(elf::Kind::Script) => {}
-        Ok(elf::Kind::Static) => return Err(NativeError::Static(exe)),
-        Err(why) => return Err(NativeError::NotElf(exe, why)),
+    if elf::kind(&exe)? == elf::Kind::Static {
+        return Err(NativeError::Static(exe));
     }
     let counter_path = opts.work_dir.join("counters");
     let counters = CounterFile::create(&counter_path)
@@ -118,8 +114,10 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         )
         .spawn()
         .map_err(|e| NativeError::Spawn(exe.clone(), e))?;
-    let status =
-        wait(&mut child, started, opts.progress).map_err(|e| NativeError::Spawn(exe.clone(), e))?;
+    let status = flopscope_counter_file::progress::wait(&mut child, started, opts.progress, |t| {
+        format!("flopscope: counting under the native engine ({t:.1} s)")
+    })
+    .map_err(|e| NativeError::Spawn(exe.clone(), e))?;
     let engine_time = started.elapsed().as_secs_f64();
     if !counters.attached() {
         return Err(NativeError::NotAttached(opts.runtime.clone()));
@@ -159,30 +157,3 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
 }
 
 use std::os::unix::process::CommandExt;
-
-/// Waits for the program, showing the time counted so far on stderr after
-/// the first second when `show`.
-fn wait(
-    child: &mut std::process::Child,
-    started: std::time::Instant,
-    show: bool,
-) -> std::io::Result<std::process::ExitStatus> {
-    if !show {
-        return child.wait();
-    }
-    let mut shown = false;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            if shown {
-                eprint!("\r\x1b[2K");
-            }
-            return Ok(status);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        let t = started.elapsed().as_secs_f64();
-        if t > 1.0 {
-            eprint!("\rflopscope: counting under the native engine ({t:.1} s)");
-            shown = true;
-        }
-    }
-}

@@ -73,7 +73,8 @@ pub fn qemu_argv(argv: &[String]) -> Result<Vec<String>, ProgramError> {
     Ok(out)
 }
 
-fn read_head(p: &Path) -> Result<Vec<u8>, ProgramError> {
+/// The first 256 bytes of `p`.
+pub fn read_head(p: &Path) -> Result<Vec<u8>, ProgramError> {
     use std::io::Read;
     let mut f = std::fs::File::open(p).map_err(|e| ProgramError::Unreadable(p.to_path_buf(), e))?;
     let mut buf = vec![0u8; 256];
@@ -84,7 +85,8 @@ fn read_head(p: &Path) -> Result<Vec<u8>, ProgramError> {
     Ok(buf)
 }
 
-fn check_elf_x86_64(p: &Path, head: &[u8]) -> Result<(), ProgramError> {
+/// Checks that `head` (from [`read_head`]) starts a 64-bit x86-64 ELF file.
+pub fn check_elf_x86_64(p: &Path, head: &[u8]) -> Result<(), ProgramError> {
     let bad = |why: &str| Err(ProgramError::NotX86_64(p.to_path_buf(), why.to_string()));
     if head.len() < 20 || &head[..4] != b"\x7fELF" {
         return bad("no ELF header");

@@ -7,7 +7,6 @@ use flopscope_counter_file::report::report_of_run;
 use flopscope_model::{ExitStatus, Report};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum QemuError {
@@ -153,8 +152,13 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         .args(&qargv)
         .spawn()
         .map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
-    let status = wait_with_progress(&mut child, &counters, opts.progress)
-        .map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
+    let status = flopscope_counter_file::progress::wait(&mut child, started, opts.progress, |t| {
+        format!(
+            "flopscope: {} instructions counted ({t:.1} s)",
+            human(counters.instructions_so_far())
+        )
+    })
+    .map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
     if !counters.attached() {
         if !has_plugin_support(&qemu)? {
             return Err(QemuError::NoPluginSupport(qemu));
@@ -174,33 +178,6 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         report,
         unsupported: main.unsupported,
     })
-}
-
-fn wait_with_progress(
-    child: &mut std::process::Child,
-    counters: &CounterFile,
-    show: bool,
-) -> std::io::Result<std::process::ExitStatus> {
-    let start = Instant::now();
-    let mut shown = false;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            if shown {
-                eprint!("\r\x1b[2K");
-            }
-            return Ok(status);
-        }
-        std::thread::sleep(Duration::from_millis(if show { 100 } else { 20 }));
-        if show && start.elapsed() > Duration::from_secs(1) {
-            let n = counters.instructions_so_far();
-            eprint!(
-                "\rflopscope: {} instructions counted ({:.1} s)",
-                human(n),
-                start.elapsed().as_secs_f64()
-            );
-            shown = true;
-        }
-    }
 }
 
 fn human(n: u64) -> String {
