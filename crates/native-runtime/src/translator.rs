@@ -7,30 +7,13 @@ use crate::header;
 use crate::slots::Slots;
 use crate::translate::{self, Exit, Resolver};
 use flopscope_isa::Classifier;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
-/// Program addresses are already well spread: hash them by multiplication.
-#[derive(Default)]
-pub struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 << 8) ^ u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-pub type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
+/// Translated blocks by program address, ordered: unmapping code forgets
+/// the blocks of a range without visiting the others.
+pub type AddrMap<V> = BTreeMap<u64, V>;
 
 pub struct Translator {
     pub blocks: AddrMap<u64>,
@@ -127,6 +110,9 @@ impl Translator {
         if let Some(c) = self.blocks.get(&pc) {
             return Ok(*c);
         }
+        if !crate::dispatch::debug() {
+            return self.translate(pc);
+        }
         let t0 = crate::stats::now();
         let r = self.translate(pc);
         crate::stats::add_translation(crate::stats::now() - t0);
@@ -181,9 +167,11 @@ impl Translator {
     /// into them stay; see the README's limits.
     pub fn forget(&mut self, lo: u64, hi: u64) -> usize {
         crate::codemap::forget(lo, hi);
-        let before = self.blocks.len();
-        self.blocks.retain(|pc, _| *pc < lo || *pc >= hi);
-        let n = before - self.blocks.len();
+        let gone: Vec<u64> = self.blocks.range(lo..hi).map(|(pc, _)| *pc).collect();
+        for pc in &gone {
+            self.blocks.remove(pc);
+        }
+        let n = gone.len();
         if n > 0 {
             self.ibl.remove_range(lo, hi);
         }
