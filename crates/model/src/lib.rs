@@ -37,7 +37,7 @@ pub use engine::{Engine, EngineError};
 pub use io::{write_atomic, IoError};
 pub use report::{
     width_key, ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses,
-    PeakRef, RankInfo, Region, Report, Summary, ThreadRow, SCHEMA,
+    PeakRef, RankInfo, Region, Report, Summary, ThreadRow, WidthRow, SCHEMA,
 };
 pub use units::{gflops, intensity, Bytes, Flop, Seconds};
 pub use vocab::{FlopOp, OpClass, Precision};

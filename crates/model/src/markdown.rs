@@ -3,10 +3,8 @@
 //! per-source rows and the load imbalance.
 
 use crate::merge::Merged;
-use crate::render::{duration, thousands};
-use crate::report::{ExitStatus, Report, Summary};
-use crate::vocab::Precision;
-use std::collections::BTreeMap;
+use crate::render::{duration, share, thousands};
+use crate::report::{ExitStatus, Report, Summary, WidthRow};
 use std::fmt::Write;
 
 /// Escapes text for a Markdown table cell.
@@ -55,27 +53,19 @@ fn status(s: &ExitStatus) -> String {
 }
 
 fn mix_table(out: &mut String, s: &Summary) {
-    let mut rows: BTreeMap<(Precision, u32), (String, u64, u64)> = BTreeMap::new();
-    for r in &s.fp_instructions {
-        let (order, label) = if r.lanes == 1 {
-            (0, "scalar".to_string())
-        } else {
-            (r.width_bits, format!("{}-bit", r.width_bits))
-        };
-        let e = rows.entry((r.precision, order)).or_insert((label, 0, 0));
-        e.1 += r.count;
-        e.2 += r.flop;
-    }
+    let rows = s.width_mix();
     if rows.is_empty() {
         return;
     }
     out.push_str("\n| precision | width | instructions | FLOP | share of FLOP |\n| --- | --- | ---: | ---: | ---: |\n");
-    for ((p, _), (label, count, flop)) in rows {
-        let share = if s.flop.total > 0 {
-            format!("{:.1}%", 100.0 * flop as f64 / s.flop.total as f64)
-        } else {
-            "-".into()
-        };
+    for WidthRow {
+        precision: p,
+        label,
+        count,
+        flop,
+    } in rows
+    {
+        let share = share(flop, s.flop.total);
         let _ = writeln!(
             out,
             "| {} | {label} | {} | {} | {share} |",
@@ -192,11 +182,7 @@ pub fn sources(m: &Merged) -> String {
     let total = m.report.summary.flop.total;
     for (label, p) in m.labels.iter().zip(&m.report.processes) {
         let b = p.summary.bytes;
-        let share = if total > 0 {
-            format!("{:.1}%", 100.0 * p.summary.flop.total as f64 / total as f64)
-        } else {
-            "-".into()
-        };
+        let share = share(p.summary.flop.total, total);
         let _ = writeln!(
             out,
             "| {} | {} | {share} | {} | {} | {} | {} | {}{} |",
@@ -245,6 +231,7 @@ mod tests {
     use crate::merge::{merge, Source};
     use crate::report::Region;
     use crate::units::Seconds;
+    use crate::vocab::Precision;
     use crate::vocab::{FlopOp, OpClass};
 
     fn report(n: u64) -> Report {

@@ -115,11 +115,7 @@ impl Merged {
         let total = self.report.summary.flop.total;
         for (label, p) in self.labels.iter().zip(&self.report.processes) {
             let b = p.summary.bytes;
-            let share = if total > 0 {
-                format!("{:.1}%", 100.0 * p.summary.flop.total as f64 / total as f64)
-            } else {
-                "-".into()
-            };
+            let share = crate::render::share(p.summary.flop.total, total);
             let _ = writeln!(
                 out,
                 "  {:<28} {:>20} {:>8} {:>18} {:>18} {:>12}{}",

@@ -1,7 +1,7 @@
 //! Human and spreadsheet renderings of a [`Report`]: the table the CLI prints
 //! and a CSV of the same numbers.
 
-use crate::report::{Region, Report, Summary};
+use crate::report::{MemAccesses, Region, Report, Summary};
 use crate::vocab::Precision;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -93,12 +93,8 @@ fn summary_lines(out: &mut String, s: &Summary) {
     }
     if let Some(m) = &s.mem_accesses {
         let hist = |h: &BTreeMap<String, u64>| {
-            let mut v: Vec<(u64, u64)> = h
+            MemAccesses::by_size(h)
                 .iter()
-                .filter_map(|(k, n)| Some((k.parse().ok()?, *n)))
-                .collect();
-            v.sort();
-            v.iter()
                 .map(|(size, n)| format!("{size}B x {}", thousands(*n)))
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -109,6 +105,16 @@ fn summary_lines(out: &mut String, s: &Summary) {
         if !m.write.is_empty() {
             let _ = writeln!(out, "  writes: {}", hist(&m.write));
         }
+    }
+}
+
+/// `part` as a percentage of `total` with one decimal ("12.5%"), or "-"
+/// when the total is zero.
+pub fn share(part: u64, total: u64) -> String {
+    if total > 0 {
+        format!("{:.1}%", 100.0 * part as f64 / total as f64)
+    } else {
+        "-".into()
     }
 }
 

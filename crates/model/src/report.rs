@@ -107,6 +107,29 @@ pub struct MemAccesses {
     pub write: BTreeMap<String, u64>,
 }
 
+impl MemAccesses {
+    /// One histogram as (size in bytes, accesses), smallest size first.
+    pub fn by_size(h: &BTreeMap<String, u64>) -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = h
+            .iter()
+            .filter_map(|(k, n)| Some((k.parse().ok()?, *n)))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+/// One row of the instruction mix: a precision at one width (scalar, or a
+/// vector width in bits), its instructions and FLOP, over every op.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WidthRow {
+    pub precision: Precision,
+    /// "scalar" or "256-bit".
+    pub label: String,
+    pub count: u64,
+    pub flop: u64,
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Intensity {
     /// FLOP per byte of core-side (L1) traffic.
@@ -138,6 +161,28 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The `fp_instructions` rows summed per precision and width, by
+    /// precision, then scalar first and widths ascending.
+    pub fn width_mix(&self) -> Vec<WidthRow> {
+        let mut rows: BTreeMap<(Precision, u32), WidthRow> = BTreeMap::new();
+        for r in &self.fp_instructions {
+            let (order, label) = if r.lanes == 1 {
+                (0, "scalar".to_string())
+            } else {
+                (r.width_bits, format!("{}-bit", r.width_bits))
+            };
+            let e = rows.entry((r.precision, order)).or_insert(WidthRow {
+                precision: r.precision,
+                label,
+                count: 0,
+                flop: 0,
+            });
+            e.count += r.count;
+            e.flop += r.flop;
+        }
+        rows.into_values().collect()
+    }
+
     /// The full summary of exact counts: every field present.
     pub fn from_counts(c: &Counts) -> Summary {
         let mut flop = FlopTotals {
@@ -408,6 +453,47 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn width_mix_sums_ops_per_precision_and_width() {
+        use crate::vocab::OpClass;
+        let row = |precision, width_bits, lanes, op, count, flop| FpInstructionRow {
+            precision,
+            width_bits,
+            lanes,
+            op,
+            masked: false,
+            count,
+            flop,
+        };
+        let s = Summary {
+            fp_instructions: vec![
+                row(Precision::Fp64, 256, 4, OpClass::Fma, 10, 80),
+                row(Precision::Fp64, 64, 1, OpClass::Add, 3, 3),
+                row(Precision::Fp64, 256, 4, OpClass::Add, 5, 20),
+                row(Precision::Fp32, 512, 16, OpClass::Mul, 2, 32),
+            ],
+            ..Default::default()
+        };
+        let got: Vec<(Precision, String, u64, u64)> = s
+            .width_mix()
+            .into_iter()
+            .map(|r| (r.precision, r.label, r.count, r.flop))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Precision::Fp64, "scalar".to_string(), 3, 3),
+                (Precision::Fp64, "256-bit".to_string(), 15, 100),
+                (Precision::Fp32, "512-bit".to_string(), 2, 32),
+            ]
+        );
+        let mut h = BTreeMap::new();
+        h.insert("16".to_string(), 2);
+        h.insert("8".to_string(), 5);
+        h.insert("1".to_string(), 7);
+        assert_eq!(MemAccesses::by_size(&h), vec![(1, 7), (8, 5), (16, 2)]);
+    }
     use crate::counts::FpKey;
     use crate::vocab::OpClass;
 

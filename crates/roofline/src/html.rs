@@ -7,8 +7,8 @@ use crate::chart::{Chart, ChartPoint};
 use crate::scale::sig3;
 use flopscope_model::markdown::rate;
 use flopscope_model::merge::{Merged, Spread};
-use flopscope_model::render::{duration, thousands};
-use flopscope_model::{Ceilings, ExitStatus, Precision, Report, Summary};
+use flopscope_model::render::{duration, share, thousands};
+use flopscope_model::{Ceilings, ExitStatus, MemAccesses, Precision, Report, Summary, WidthRow};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -167,11 +167,7 @@ fn region_row(
     total: u64,
 ) {
     let b = s.bytes;
-    let share = if total > 0 {
-        format!("{:.1}%", 100.0 * s.flop.total as f64 / total as f64)
-    } else {
-        "-".into()
-    };
+    let share = share(s.flop.total, total);
     let _ = writeln!(
         out,
         "<tr><td class=\"name\">{}</td><td>{entries}</td><td>{}</td><td>{share}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -228,29 +224,21 @@ fn bar_color(p: Precision) -> &'static str {
 
 fn mix(out: &mut String, s: &Summary) {
     out.push_str("<h2>Instruction mix: FLOP by precision and width</h2>\n");
-    let mut rows: BTreeMap<(Precision, u32), (String, u64, u64)> = BTreeMap::new();
-    for r in &s.fp_instructions {
-        let (order, label) = if r.lanes == 1 {
-            (0, "scalar".to_string())
-        } else {
-            (r.width_bits, format!("{}-bit", r.width_bits))
-        };
-        let e = rows.entry((r.precision, order)).or_insert((label, 0, 0));
-        e.1 += r.count;
-        e.2 += r.flop;
-    }
+    let rows = s.width_mix();
     if rows.is_empty() {
         out.push_str("<p>The report has no instruction rows (its engine does not split FLOP by instruction).</p>\n");
         return;
     }
-    let max = rows.values().map(|r| r.2).max().unwrap_or(0).max(1);
+    let max = rows.iter().map(|r| r.flop).max().unwrap_or(0).max(1);
     out.push_str("<table>\n<tr><th class=\"name\">precision</th><th class=\"name\">width</th><th>instructions</th><th>FLOP</th><th>share</th><th class=\"name\">FLOP</th></tr>\n");
-    for ((p, _), (label, count, flop)) in rows {
-        let share = if s.flop.total > 0 {
-            format!("{:.1}%", 100.0 * flop as f64 / s.flop.total as f64)
-        } else {
-            "-".into()
-        };
+    for WidthRow {
+        precision: p,
+        label,
+        count,
+        flop,
+    } in rows
+    {
+        let share = share(flop, s.flop.total);
         let width =
             (300.0 * flop as f64 / max as f64)
                 .round()
@@ -280,12 +268,8 @@ fn mix(out: &mut String, s: &Summary) {
     }
     if let Some(m) = &s.mem_accesses {
         let hist = |h: &BTreeMap<String, u64>| {
-            let mut v: Vec<(u64, u64)> = h
+            MemAccesses::by_size(h)
                 .iter()
-                .filter_map(|(k, n)| Some((k.parse().ok()?, *n)))
-                .collect();
-            v.sort();
-            v.iter()
                 .map(|(size, n)| format!("{size} B &times; {}", thousands(*n)))
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -319,11 +303,7 @@ fn sources(out: &mut String, m: &Merged) {
     for (label, p) in m.labels.iter().zip(&m.report.processes) {
         let f = p.summary.flop.total;
         let b = p.summary.bytes;
-        let share = if total > 0 {
-            format!("{:.1}%", 100.0 * f as f64 / total as f64)
-        } else {
-            "-".into()
-        };
+        let share = share(f, total);
         let width = (200.0 * f as f64 / max as f64).round();
         let _ = writeln!(
             out,
