@@ -43,7 +43,7 @@ fn report_merges_diffs_and_exports() {
     let merged = dir.path().join("merged.json");
     let html = dir.path().join("merged.html");
     flopscope(&[
-        &"report".as_ref(),
+        "report".as_ref(),
         a.as_os_str(),
         b.as_os_str(),
         "-o".as_ref(),

@@ -169,8 +169,10 @@ mod tests {
 
     #[test]
     fn merge_adds_every_map_and_derived_totals_follow() {
-        let mut a = Counts::default();
-        a.instructions = 10;
+        let mut a = Counts {
+            instructions: 10,
+            ..Default::default()
+        };
         a.fp_instructions.insert(
             key(Precision::Fp64, 4, OpClass::Fma),
             FpTally { count: 3, flop: 24 },

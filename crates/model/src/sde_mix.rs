@@ -429,6 +429,7 @@ mod tests {
     use crate::counts::{Counts, FpKey};
     use crate::vocab::FlopOp;
 
+    #[allow(clippy::too_many_arguments)] // one argument per column of an SDE row
     fn add(
         c: &mut Counts,
         p: Precision,

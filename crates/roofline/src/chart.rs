@@ -458,12 +458,12 @@ pub fn layout(
     }
     let mut columns = vec![frame.x];
     let mut at = frame.x + 18.0;
-    for c in 1..header.len() {
+    for (c, head) in header.iter().enumerate().skip(1) {
         columns.push(at);
         let widest = rows
             .iter()
             .filter_map(|r| r.cells.get(c))
-            .chain([&header[c]])
+            .chain([head])
             .map(|t| measure.width(t, TEXT_SIZE))
             .fold(0.0, f64::max);
         // A "not plotted" note spans the columns after the label.
