@@ -33,16 +33,21 @@ fn main() {
         &plugin_dir,
         &target_dir,
         &[],
+        &[],
         "libflopscope_engine_qemu.so",
         "the QEMU plugin",
     );
     embed("PLUGIN", &so);
     // The native engine's runtime: same nested build, with its preload
-    // feature (its own allocator and the take-over constructor).
+    // feature (its own allocator and the take-over constructor), and its
+    // unwinder linked in (libgcc_eh) rather than loaded (libgcc_s): every
+    // counted program loads the library, and libgcc_s's constructor alone
+    // costs tens of microseconds of CPUID in a virtual machine.
     let rt = build_cdylib(
         &runtime_dir,
         &target_dir,
         &["--features", "preload"],
+        &static_unwinder(),
         "libflopscope_native_runtime.so",
         "the native runtime",
     );
@@ -50,19 +55,47 @@ fn main() {
     build_exec_shim(&plugin_dir.join("shim/exec_shim.c"), &out_dir);
 }
 
-/// Builds the cdylib of the crate in `dir` in release mode, in `target_dir`.
+/// rustc arguments linking the C compiler's static unwinder (libgcc_eh.a)
+/// into a library, so that it needs no libgcc_s.so; none when the compiler
+/// has no such archive (the library then loads libgcc_s as usual).
+fn static_unwinder() -> Vec<String> {
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let Ok(out) = Command::new(&cc)
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+    else {
+        return Vec::new();
+    };
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    match path.parent() {
+        Some(dir) if path.is_absolute() && path.is_file() => vec![
+            "-L".into(),
+            dir.display().to_string(),
+            "-l".into(),
+            "static:+whole-archive=gcc_eh".into(),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// Builds the cdylib of the crate in `dir` in release mode, in `target_dir`;
+/// `rustc_args` go to the library's own compilation only.
 fn build_cdylib(
     dir: &std::path::Path,
     target_dir: &std::path::Path,
     extra: &[&str],
+    rustc_args: &[String],
     file: &str,
     what: &str,
 ) -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .arg("build")
-        .arg("--release")
-        .arg("--lib")
+    let mut cmd = Command::new(cargo);
+    if rustc_args.is_empty() {
+        cmd.arg("build").arg("--lib");
+    } else {
+        cmd.args(["rustc", "--lib", "--crate-type", "cdylib"]);
+    }
+    cmd.arg("--release")
         .args(extra)
         .arg("--manifest-path")
         .arg(dir.join("Cargo.toml"))
@@ -77,9 +110,11 @@ fn build_cdylib(
         // panic must not unwind into the program.
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
         .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")
-        .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
-        .status()
-        .expect("cargo runs");
+        .env("CARGO_PROFILE_RELEASE_PANIC", "abort");
+    if !rustc_args.is_empty() {
+        cmd.arg("--").args(rustc_args);
+    }
+    let status = cmd.status().expect("cargo runs");
     assert!(
         status.success(),
         "building {what} ({}) failed",

@@ -15,7 +15,8 @@
 //!   mm 64 bits) and the row's lane width.
 //! - `flop.rs`: a row applied to one instruction (masks, DPPS/DPPD imm8).
 //! - `memory.rs`: bytes read and written, from iced's `used_memory()`, and
-//!   the [`DynamicMem`] cases only the run time can count.
+//!   the [`DynamicMem`] cases only the run time can count; `sizes.rs`: the
+//!   accesses of one instruction by size, inline ([`Sizes`]).
 //!
 //! The classifier takes 64-bit code as [`decode_one`] decodes it; Knights
 //! Corner (MVEX) forms, which need `DecoderOptions::KNC`, share rows with
@@ -38,7 +39,10 @@ mod flop;
 mod lanes;
 mod memory;
 mod not_flop;
+mod sizes;
 pub mod table;
+
+pub use sizes::Sizes;
 
 use flopscope_model::{FlopOp, FpKey};
 
@@ -114,9 +118,9 @@ pub enum DynamicMem {
 pub struct MemInfo {
     /// Size in bytes of each read every execution performs (explicit
     /// operands and implicit ones: pop, ret, string sources, ...).
-    pub reads: Vec<u32>,
+    pub reads: Sizes,
     /// Size in bytes of each write every execution performs (push, call, ...).
-    pub writes: Vec<u32>,
+    pub writes: Sizes,
     /// Set when the traffic depends on run-time state; `reads`/`writes` then
     /// hold nothing for the dynamic operand and the engine must observe it.
     pub dynamic: Option<DynamicMem>,
@@ -158,7 +162,10 @@ impl Classifier {
 
     /// Classifies one decoded instruction.
     pub fn classify(&mut self, insn: &iced_x86::Instruction) -> InsnInfo {
-        let info = self.factory.info(insn);
+        // Only the memory accesses are used: no register usage to build.
+        let info = self
+            .factory
+            .info_options(insn, iced_x86::InstructionInfoOptions::NO_REGISTER_USAGE);
         InsnInfo {
             fp: flop::fp_op(insn),
             mem: memory::mem_info(insn, info),

@@ -17,45 +17,35 @@ pub enum Target {
     Label(u32),
 }
 
-#[derive(Debug, Clone)]
+/// A piece of a block. Bytes live in the block's one buffer ([`Code`]);
+/// pieces name ranges of it, so building a block allocates two vectors.
+#[derive(Debug, Clone, Copy)]
 pub enum Piece {
-    /// Position-independent bytes.
-    Bytes(Vec<u8>),
-    /// An instruction with a RIP-relative rel32 at `disp_at` meaning `target`.
+    /// Position-independent bytes: `buf[start..end]`.
+    Bytes { start: u32, end: u32 },
+    /// An instruction (`buf[start..end]`) with a RIP-relative rel32 at
+    /// `disp_at` (from `start`) meaning `target`.
     Rip {
-        bytes: Vec<u8>,
-        disp_at: usize,
+        start: u32,
+        end: u32,
+        disp_at: u32,
         target: u64,
     },
     /// `jmp` (cc None) or `jcc` to a target.
-    Branch {
-        cc: Option<u8>,
-        target: Target,
-    },
-    /// A JRCXZ/LOOPcc (their `opcode` bytes, prefixes included): taken goes
-    /// to `target`, else execution falls through.
-    ShortOnly {
-        opcode: Vec<u8>,
-        target: Target,
-    },
+    Branch { cc: Option<u8>, target: Target },
+    /// A JRCXZ/LOOPcc (its opcode bytes, prefixes included, in
+    /// `buf[start..end]`): taken goes to `target`, else execution falls
+    /// through.
+    ShortOnly { start: u32, end: u32, target: Target },
     Label(u32),
 }
 
 /// Pieces of one block, with helpers for every form the runtime adds.
 #[derive(Default)]
 pub struct Code {
+    buf: Vec<u8>,
     pub pieces: Vec<Piece>,
     next_label: u32,
-}
-
-fn gs_modrm(op: &[u8], reg: u8, off: i32) -> Vec<u8> {
-    // 65 REX.W op ModRM(mod 00, reg, rm 100) SIB(none, base 101) disp32
-    let mut b = vec![0x65, 0x48];
-    b.extend_from_slice(op);
-    b.push((reg & 7) << 3 | 0b100);
-    b.push(0x25);
-    b.extend_from_slice(&off.to_le_bytes());
-    b
 }
 
 /// Register numbers of the hand-encoded forms.
@@ -66,7 +56,8 @@ impl Code {
     /// Room for about `bytes` bytes of code.
     pub fn with_capacity(bytes: usize) -> Code {
         Code {
-            pieces: vec![Piece::Bytes(Vec::with_capacity(bytes))],
+            buf: Vec::with_capacity(bytes),
+            pieces: Vec::with_capacity(8),
             next_label: 0,
         }
     }
@@ -75,38 +66,77 @@ impl Code {
         self.next_label += 1;
         self.next_label
     }
+
+    /// Appends `b` to the buffer; returns its range.
+    fn append(&mut self, b: &[u8]) -> (u32, u32) {
+        let start = self.buf.len() as u32;
+        self.buf.extend_from_slice(b);
+        (start, self.buf.len() as u32)
+    }
+
     pub fn bytes(&mut self, b: &[u8]) {
+        let (start, end) = self.append(b);
         match self.pieces.last_mut() {
-            Some(Piece::Bytes(v)) => v.extend_from_slice(b),
-            _ => self.pieces.push(Piece::Bytes(b.to_vec())),
+            Some(Piece::Bytes { end: e, .. }) if *e == start => *e = end,
+            _ => self.pieces.push(Piece::Bytes { start, end }),
         }
     }
-    pub fn put(&mut self, p: Piece) {
-        match p {
-            Piece::Bytes(b) => self.bytes(&b),
-            p => self.pieces.push(p),
-        }
+
+    /// An instruction whose rel32 at `disp_at` is RIP-relative to `target`.
+    pub fn rip(&mut self, b: &[u8], disp_at: usize, target: u64) {
+        let (start, end) = self.append(b);
+        self.pieces.push(Piece::Rip {
+            start,
+            end,
+            disp_at: disp_at as u32,
+            target,
+        });
     }
+
+    /// A JRCXZ/LOOPcc given by its `opcode` bytes (no rel8).
+    pub fn short_only(&mut self, opcode: &[u8], target: Target) {
+        let (start, end) = self.append(opcode);
+        self.pieces.push(Piece::ShortOnly { start, end, target });
+    }
+
+    /// `op` with ModRM `reg`, `gs:[off]` (absolute disp32), REX.W, and an
+    /// optional imm8.
+    fn gs(&mut self, op: u8, reg: u8, off: i32, imm8: Option<u8>) {
+        // 65 REX.W op ModRM(mod 00, reg, rm 100) SIB(none, base 101) disp32
+        let d = off.to_le_bytes();
+        let b = [
+            0x65,
+            0x48,
+            op,
+            (reg & 7) << 3 | 0b100,
+            0x25,
+            d[0],
+            d[1],
+            d[2],
+            d[3],
+            imm8.unwrap_or(0),
+        ];
+        self.bytes(&b[..if imm8.is_some() { 10 } else { 9 }]);
+    }
+
     pub fn place(&mut self, label: u32) {
         self.pieces.push(Piece::Label(label));
     }
     /// `mov gs:[off], reg` (rax or rcx).
     pub fn store_gs(&mut self, off: i32, reg: u8) {
-        self.bytes(&gs_modrm(&[0x89], reg, off));
+        self.gs(0x89, reg, off, None);
     }
     /// `mov reg, gs:[off]`.
     pub fn load_gs(&mut self, reg: u8, off: i32) {
-        self.bytes(&gs_modrm(&[0x8b], reg, off));
+        self.gs(0x8b, reg, off, None);
     }
     /// `add qword ptr gs:[counter], 1` (writes the flags).
     pub fn bump(&mut self, slot: u32) {
-        let mut b = gs_modrm(&[0x83], 0, header::counter(slot));
-        b.push(1);
-        self.bytes(&b);
+        self.gs(0x83, 0, header::counter(slot), Some(1));
     }
     /// `add gs:[counter], rax` (writes the flags).
     pub fn add_rax(&mut self, slot: u32) {
-        self.bytes(&gs_modrm(&[0x01], RAX, header::counter(slot)));
+        self.gs(0x01, RAX, header::counter(slot), None);
     }
     /// A counter increment that leaves the flags alone.
     pub fn bump_keep_flags(&mut self, slot: u32) {
@@ -128,11 +158,10 @@ impl Code {
     }
     /// Pushes the program's return address (no register, no flags).
     pub fn push_return(&mut self, ret: u64) {
-        let mut b = vec![0x68];
-        b.extend_from_slice(&(ret as u32).to_le_bytes());
-        b.extend_from_slice(&[0xc7, 0x44, 0x24, 0x04]);
-        b.extend_from_slice(&((ret >> 32) as u32).to_le_bytes());
-        self.bytes(&b);
+        let (lo, hi) = ((ret as u32).to_le_bytes(), ((ret >> 32) as u32).to_le_bytes());
+        self.bytes(&[
+            0x68, lo[0], lo[1], lo[2], lo[3], 0xc7, 0x44, 0x24, 0x04, hi[0], hi[1], hi[2], hi[3],
+        ]);
     }
     /// `mov rax, [rsp]`.
     pub fn load_rsp_top(&mut self) {
@@ -143,16 +172,14 @@ impl Code {
         if (-128..128).contains(&add) {
             self.bytes(&[0x48, 0x8d, 0x64, 0x24, add as i8 as u8]);
         } else {
-            let mut b = vec![0x48, 0x8d, 0xa4, 0x24];
-            b.extend_from_slice(&add.to_le_bytes());
-            self.bytes(&b);
+            let a = add.to_le_bytes();
+            self.bytes(&[0x48, 0x8d, 0xa4, 0x24, a[0], a[1], a[2], a[3]]);
         }
     }
     /// `mov rax, imm64`.
     pub fn mov_rax(&mut self, v: u64) {
-        let mut b = vec![0x48, 0xb8];
-        b.extend_from_slice(&v.to_le_bytes());
-        self.bytes(&b);
+        self.bytes(&[0x48, 0xb8]);
+        self.bytes(&v.to_le_bytes());
     }
     pub fn jmp(&mut self, target: Target) {
         self.pieces.push(Piece::Branch { cc: None, target });
@@ -180,9 +207,8 @@ impl Code {
         self.bytes(&[0x9c]); // pushfq
         self.bytes(&[0x48, 0x3d, 0xff, 0x01, 0x00, 0x00]); // cmp rax, 511
         self.jcc(0x7, Target::Label(native)); // ja
-        let mut b = vec![0x48, 0xb9];
-        b.extend_from_slice(&table.to_le_bytes());
-        self.bytes(&b); // mov rcx, table
+        self.bytes(&[0x48, 0xb9]); // mov rcx, table
+        self.bytes(&table.to_le_bytes());
         self.bytes(&[0x80, 0x3c, 0x01, 0x00]); // cmp byte [rcx+rax], 0
         self.jcc(0x5, Target::Label(special)); // jne
         self.place(native);
@@ -214,102 +240,142 @@ impl Code {
     }
 }
 
-/// Lays `pieces` out at `at`; `None` if an instruction cannot be placed
+/// Lays the block out at `at`; an error if an instruction cannot be placed
 /// there (a RIP-relative operand beyond +-2 GiB).
-pub fn layout(pieces: &[Piece], at: u64) -> Result<Vec<u8>, String> {
-    // Pass 1: offsets (far absolute branches take the long forms).
-    let mut labels = vec![
-        0u64;
-        pieces
-            .iter()
-            .filter(|p| matches!(p, Piece::Label(_)))
-            .count()
-            + 2
-    ];
-    let mut sizes = Vec::with_capacity(pieces.len());
+pub fn layout(code: &Code, at: u64) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    layout_into(code, at, &mut out)?;
+    Ok(out)
+}
+
+/// [`layout`] into `out` (cleared first), whose allocation a caller reuses.
+pub fn layout_into(code: &Code, at: u64, out: &mut Vec<u8>) -> Result<(), String> {
+    let Code { buf, pieces, .. } = code;
+    let range = |start: &u32, end: &u32| &buf[*start as usize..*end as usize];
+    // Pass 1: offsets (far absolute branches take the long forms). Labels
+    // are numbered from 1 by `Code::label`.
+    let mut labels = [0u64; 8];
+    let mut more_labels: Vec<u64> = Vec::new();
     let mut off = 0u64;
-    for p in pieces {
+    let mut far = 0u64; // bit i: branch piece i takes the far form (i < 64)
+    let mut far_more: Vec<usize> = Vec::new();
+    let mut is_far = |i: usize, far: &mut u64| {
+        if i < 64 {
+            *far |= 1 << i;
+        } else {
+            far_more.push(i);
+        }
+    };
+    for (i, p) in pieces.iter().enumerate() {
         let size = match p {
-            Piece::Bytes(b) => b.len(),
-            Piece::Rip { bytes, .. } => bytes.len(),
+            Piece::Bytes { start, end } | Piece::Rip { start, end, .. } => (end - start) as usize,
             Piece::Label(l) => {
-                if labels.len() <= *l as usize {
-                    labels.resize(*l as usize + 1, 0);
+                let l = *l as usize;
+                if l < labels.len() {
+                    labels[l] = off;
+                } else {
+                    if more_labels.len() <= l {
+                        more_labels.resize(l + 1, 0);
+                    }
+                    more_labels[l] = off;
                 }
-                labels[*l as usize] = off;
                 0
             }
-            Piece::Branch { cc, target } => match (cc, target) {
-                (None, Target::Abs(t)) if !near(at + off, *t) => 14,
-                (Some(_), Target::Abs(t)) if !near(at + off, *t) => 20,
-                (None, _) => 5,
-                (Some(_), _) => 6,
-            },
-            Piece::ShortOnly { opcode, target } => match target {
-                Target::Abs(t) if !near(at + off, *t) => opcode.len() + 1 + 2 + 14,
-                _ => opcode.len() + 1 + 2 + 5,
-            },
+            Piece::Branch { cc, target } => {
+                let far_form = matches!(target, Target::Abs(t) if !near(at + off, *t));
+                if far_form {
+                    is_far(i, &mut far);
+                }
+                match (cc, far_form) {
+                    (None, true) => 14,
+                    (Some(_), true) => 20,
+                    (None, false) => 5,
+                    (Some(_), false) => 6,
+                }
+            }
+            Piece::ShortOnly { start, end, target } => {
+                let far_form = matches!(target, Target::Abs(t) if !near(at + off, *t));
+                if far_form {
+                    is_far(i, &mut far);
+                }
+                (end - start) as usize + 1 + 2 + if far_form { 14 } else { 5 }
+            }
         };
-        sizes.push(size);
         off += size as u64;
     }
+    let far_at = |i: usize| {
+        if i < 64 {
+            far & (1 << i) != 0
+        } else {
+            far_more.contains(&i)
+        }
+    };
     let resolve = |t: &Target| -> u64 {
         match t {
             Target::Abs(a) => *a,
-            Target::Label(l) => at + labels[*l as usize],
+            Target::Label(l) => {
+                let l = *l as usize;
+                at + if l < labels.len() {
+                    labels[l]
+                } else {
+                    more_labels[l]
+                }
+            }
         }
     };
-    let mut out = Vec::with_capacity(off as usize);
+    out.clear();
+    out.reserve(off as usize);
     for (i, p) in pieces.iter().enumerate() {
         let here = at + out.len() as u64;
         match p {
-            Piece::Bytes(b) => out.extend_from_slice(b),
+            Piece::Bytes { start, end } => out.extend_from_slice(range(start, end)),
             Piece::Label(_) => {}
             Piece::Rip {
-                bytes,
+                start,
+                end,
                 disp_at,
                 target,
             } => {
-                let end = here + bytes.len() as u64;
-                let rel = target.wrapping_sub(end) as i64;
-                if i32::try_from(rel).is_err() {
+                let bytes = range(start, end);
+                let rel = target.wrapping_sub(here + bytes.len() as u64) as i64;
+                let Ok(rel) = i32::try_from(rel) else {
                     return Err(format!(
                         "a RIP-relative operand at {here:#x} cannot reach {target:#x}"
                     ));
-                }
-                let mut b = bytes.clone();
-                b[*disp_at..*disp_at + 4].copy_from_slice(&(rel as i32).to_le_bytes());
-                out.extend_from_slice(&b);
+                };
+                let d = out.len() + *disp_at as usize;
+                out.extend_from_slice(bytes);
+                out[d..d + 4].copy_from_slice(&rel.to_le_bytes());
             }
             Piece::Branch { cc, target } => {
                 let t = resolve(target);
-                match (cc, sizes[i]) {
-                    (None, 14) => far_jmp(&mut out, t),
-                    (Some(c), 20) => {
+                match (cc, far_at(i)) {
+                    (None, true) => far_jmp(out, t),
+                    (Some(c), true) => {
                         // j!cc over the far jump.
                         out.extend_from_slice(&[0x0f, 0x80 | (c ^ 1)]);
                         out.extend_from_slice(&14i32.to_le_bytes());
-                        far_jmp(&mut out, t);
+                        far_jmp(out, t);
                     }
-                    (None, _) => {
+                    (None, false) => {
                         out.push(0xe9);
                         out.extend_from_slice(&rel32(here + 5, t).to_le_bytes());
                     }
-                    (Some(c), _) => {
+                    (Some(c), false) => {
                         out.extend_from_slice(&[0x0f, 0x80 | c]);
                         out.extend_from_slice(&rel32(here + 6, t).to_le_bytes());
                     }
                 }
             }
-            Piece::ShortOnly { opcode, target } => {
+            Piece::ShortOnly { start, end, target } => {
                 // jrcxz/loop +2; jmp short over; jmp target
                 let t = resolve(target);
-                let far = sizes[i] == opcode.len() + 1 + 2 + 14;
-                out.extend_from_slice(opcode);
+                let far = far_at(i);
+                out.extend_from_slice(range(start, end));
                 out.push(2);
                 out.extend_from_slice(&[0xeb, if far { 14 } else { 5 }]);
                 if far {
-                    far_jmp(&mut out, t);
+                    far_jmp(out, t);
                 } else {
                     let from = at + out.len() as u64 + 5;
                     out.push(0xe9);
@@ -318,7 +384,7 @@ pub fn layout(pieces: &[Piece], at: u64) -> Result<Vec<u8>, String> {
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn near(from: u64, to: u64) -> bool {
@@ -373,7 +439,7 @@ mod tests {
         c.lea_rsp(128);
         c.rep_before();
         c.rep_after(2, false);
-        let code = layout(&c.pieces, 0x7000_0000).unwrap();
+        let code = layout(&c, 0x7000_0000).unwrap();
         assert_eq!(
             text(&code, 0x7000_0000),
             [
@@ -414,12 +480,9 @@ mod tests {
         c.jmp(Target::Abs(0x1_0000_0000_0000)); // far: 14 bytes, through a literal
         c.place(l); // at 25
         c.jcc(0x5, Target::Abs(0x2_0000_0000_0000)); // far jne: je +14, then a far jmp
-        c.put(Piece::ShortOnly {
-            opcode: vec![0xe3],
-            target: Target::Abs(0x7000_2000),
-        });
+        c.short_only(&[0xe3], Target::Abs(0x7000_2000));
         let at = 0x7000_0000;
-        let code = layout(&c.pieces, at).unwrap();
+        let code = layout(&c, at).unwrap();
         // The literals decode as `add` bytes: leave them out.
         let t: Vec<String> = text(&code, at)
             .into_iter()
@@ -452,13 +515,9 @@ mod tests {
     fn rip_relative_displacements_are_re_aimed() {
         // mov rax, [rip+disp]: 48 8b 05 disp32, meant for 0x7000_5000.
         let mut c = Code::default();
-        c.put(Piece::Rip {
-            bytes: vec![0x48, 0x8b, 0x05, 0, 0, 0, 0],
-            disp_at: 3,
-            target: 0x7000_5000,
-        });
-        let code = layout(&c.pieces, 0x7000_0000).unwrap();
+        c.rip(&[0x48, 0x8b, 0x05, 0, 0, 0, 0], 3, 0x7000_5000);
+        let code = layout(&c, 0x7000_0000).unwrap();
         assert_eq!(text(&code, 0x7000_0000), ["mov rax,[70005000h]"]);
-        assert!(layout(&c.pieces, 0x7_0000_0000).is_err());
+        assert!(layout(&c, 0x7_0000_0000).is_err());
     }
 }

@@ -23,7 +23,9 @@ pub unsafe extern "C" fn fs_dispatch(
         crate::stats::add_entry();
         if std::env::var_os("FLOPSCOPE_NATIVE_DEBUG").is_some_and(|v| v == "2") {
             let t = format!(
-                "[fs] exit {:?} rsp={:#x} rax={:#x}\n",
+                "[fs] +{:.3} ms tid {} exit {:?} rsp={:#x} rax={:#x}\n",
+                crate::stats::since_start() as f64 / 1e6,
+                sys::gettid(),
                 exit,
                 gs_word(header::APP_RSP),
                 ctx.rax

@@ -122,7 +122,7 @@ mod tests {
             false,
             &mut c,
         );
-        let code = crate::code::layout(&c.pieces, 0x7000_0000).unwrap();
+        let code = crate::code::layout(&c, 0x7000_0000).unwrap();
         let text = crate::code::disassemble(&code, 0x7000_0000);
         assert_eq!(
             text,

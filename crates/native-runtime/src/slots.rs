@@ -57,11 +57,11 @@ impl Desc {
                 }
             }
         }
-        for &size in &info.mem.reads {
-            self.add(SlotKind::MemRead { size }, 1);
+        for (size, n) in info.mem.reads.counts() {
+            self.add(SlotKind::MemRead { size }, u64::from(n));
         }
-        for &size in &info.mem.writes {
-            self.add(SlotKind::MemWrite { size }, 1);
+        for (size, n) in info.mem.writes.counts() {
+            self.add(SlotKind::MemWrite { size }, u64::from(n));
         }
     }
 

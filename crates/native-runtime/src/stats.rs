@@ -24,6 +24,11 @@ pub fn started() {
     START.store(now(), Ordering::Relaxed);
 }
 
+/// Nanoseconds since the take-over.
+pub fn since_start() -> u64 {
+    now().saturating_sub(START.load(Ordering::Relaxed))
+}
+
 pub fn add_entry() {
     ENTRIES.fetch_add(1, Ordering::Relaxed);
 }
@@ -40,7 +45,7 @@ pub fn summary() -> String {
     let b = BLOCKS.load(Ordering::Relaxed);
     let ns = NANOS.load(Ordering::Relaxed);
     let first = FIRST.load(Ordering::Relaxed);
-    let since = now().saturating_sub(START.load(Ordering::Relaxed));
+    let since = since_start();
     format!(
         "[fs] {b} blocks translated in {:.3} ms (the first {:.3} ms, the others {:.1} us each); {} dispatcher entries; {:.3} ms since the take-over\n",
         ns as f64 / 1e6,

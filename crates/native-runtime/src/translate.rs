@@ -10,7 +10,7 @@
 //! instruction), and REP string iterations (rcx before minus rcx after).
 
 use crate::cache::Arena;
-use crate::code::{self, Code, Piece, Target};
+use crate::code::{self, Code, Target};
 use crate::emit::{self, MaskSource};
 use crate::header;
 use crate::slots::{Desc, Slots};
@@ -106,10 +106,32 @@ pub struct Decoded {
     last_kept: Option<usize>,
 }
 
-/// Reads and decodes the block at `pc`.
-pub fn decode(pc: u64, classifier: &mut Classifier) -> Result<Decoded, String> {
-    let mut insns: Vec<(Instruction, InsnInfo)> = Vec::with_capacity(16);
-    let mut raws: Vec<Raw> = Vec::with_capacity(16);
+/// The buffers of a [`Decoded`] block, kept between translations so that
+/// decoding allocates nothing once they have grown.
+#[derive(Default)]
+pub struct Buffers {
+    insns: Vec<(Instruction, InsnInfo)>,
+    raws: Vec<Raw>,
+}
+
+impl Decoded {
+    /// Gives the block's buffers back for the next one.
+    pub fn recycle(self) -> Buffers {
+        Buffers {
+            insns: self.insns,
+            raws: self.raws,
+        }
+    }
+}
+
+/// Reads and decodes the block at `pc` into `bufs`.
+pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Decoded, String> {
+    let Buffers {
+        mut insns,
+        mut raws,
+    } = bufs;
+    insns.clear();
+    raws.clear();
     let mut writable = false;
     let mut seg = pc;
     // Direct jumps are followed (the block goes on at their target) while
@@ -323,24 +345,21 @@ fn copy(dec: &Decoded, i: usize, code: &mut Code) {
     // SAFETY: the bytes were decoded from this readable address.
     let bytes = unsafe { std::slice::from_raw_parts(insn.ip() as *const u8, raw.len) };
     match raw.disp_at {
-        Some(disp_at) => code.put(Piece::Rip {
-            bytes: bytes.to_vec(),
-            disp_at,
-            target: insn.memory_displacement64(),
-        }),
+        Some(disp_at) => code.rip(bytes, disp_at, insn.memory_displacement64()),
         None => code.bytes(bytes),
     }
 }
 
 /// `mov rax, <operand of the indirect jmp/call i>`: the same ModRM, SIB and
 /// displacement with opcode 8B, REX.W and reg = rax.
-fn load_target(dec: &Decoded, i: usize) -> Result<Piece, String> {
+fn load_target(dec: &Decoded, i: usize, code: &mut Code) -> Result<(), String> {
     let (insn, _) = &dec.insns[i];
     let raw = dec.raws[i];
     // SAFETY: the bytes were decoded from this readable address.
     let b = unsafe { std::slice::from_raw_parts(insn.ip() as *const u8, raw.len) };
     let mut k = 0;
-    let mut out = Vec::with_capacity(b.len() + 1);
+    let mut out = [0u8; 16];
+    let mut n = 0;
     while k < b.len()
         && matches!(
             b[k],
@@ -348,7 +367,8 @@ fn load_target(dec: &Decoded, i: usize) -> Result<Piece, String> {
         )
     {
         if matches!(b[k], 0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65 | 0x67) {
-            out.push(b[k]); // segment and address-size prefixes keep their meaning
+            out[n] = b[k]; // segment and address-size prefixes keep their meaning
+            n += 1;
         }
         k += 1;
     }
@@ -363,19 +383,22 @@ fn load_target(dec: &Decoded, i: usize) -> Result<Piece, String> {
             insn.ip()
         ));
     }
-    out.push(0x48 | (rex & 0b0011));
-    out.push(0x8b);
-    let modrm_new = out.len();
-    out.push(b[k + 1] & 0b1100_0111);
-    out.extend_from_slice(&b[k + 2..]);
-    Ok(match raw.disp_at {
-        Some(d) => Piece::Rip {
-            bytes: out,
-            disp_at: d - (k + 1) + modrm_new,
-            target: insn.memory_displacement64(),
-        },
-        None => Piece::Bytes(out),
-    })
+    out[n] = 0x48 | (rex & 0b0011);
+    out[n + 1] = 0x8b;
+    let modrm_new = n + 2;
+    out[modrm_new] = b[k + 1] & 0b1100_0111;
+    let rest = &b[k + 2..];
+    out[modrm_new + 1..modrm_new + 1 + rest.len()].copy_from_slice(rest);
+    let len = modrm_new + 1 + rest.len();
+    match raw.disp_at {
+        Some(d) => code.rip(
+            &out[..len],
+            d - (k + 1) + modrm_new,
+            insn.memory_displacement64(),
+        ),
+        None => code.bytes(&out[..len]),
+    }
+    Ok(())
 }
 
 /// Copies of a one-block loop laid out in the cache.
@@ -534,10 +557,7 @@ pub fn build(
                     let raw = dec.raws[dec.insns.len() - 1];
                     // SAFETY: the bytes were decoded from this readable address.
                     let b = unsafe { std::slice::from_raw_parts(insn.ip() as *const u8, raw.len) };
-                    code.put(Piece::ShortOnly {
-                        opcode: b[..b.len() - 1].to_vec(),
-                        target: t,
-                    });
+                    code.short_only(&b[..b.len() - 1], t);
                 }
                 cc => code.jcc(cc as u8 - 1, t),
             }
@@ -550,12 +570,12 @@ pub fn build(
         }
         End::IndirectJump => {
             code.store_gs(header::SAVE_RAX, code::RAX);
-            code.put(load_target(dec, dec.insns.len() - 1)?);
+            load_target(dec, dec.insns.len() - 1, &mut code)?;
             code.jmp(Target::Abs(ibl));
         }
         End::IndirectCall { ret } => {
             code.store_gs(header::SAVE_RAX, code::RAX);
-            code.put(load_target(dec, dec.insns.len() - 1)?);
+            load_target(dec, dec.insns.len() - 1, &mut code)?;
             code.push_return(ret);
             code.jmp(Target::Abs(ibl));
         }
@@ -611,11 +631,11 @@ fn dynamic_items(
         one.set_has_repne_prefix(false);
         let per = classifier.classify(&one);
         let mut d = Desc::default();
-        for s in per.mem.reads {
-            d.add(SlotKind::MemRead { size: s }, 1);
+        for (size, n) in per.mem.reads.counts() {
+            d.add(SlotKind::MemRead { size }, u64::from(n));
         }
-        for s in per.mem.writes {
-            d.add(SlotKind::MemWrite { size: s }, 1);
+        for (size, n) in per.mem.writes.counts() {
+            d.add(SlotKind::MemWrite { size }, u64::from(n));
         }
         rep_slot = Some(slots.add(d));
         code.rep_before();
@@ -768,13 +788,14 @@ fn is_dword_index(m: Mnemonic) -> bool {
     )
 }
 
-/// Lays a built block out at the arena's next address; returns it.
-pub fn place(code: &Code, arena: &mut Arena) -> Result<u64, String> {
+/// Lays a built block out at the arena's next address (through `scratch`,
+/// a buffer the caller keeps); returns it.
+pub fn place(code: &Code, arena: &mut Arena, scratch: &mut Vec<u8>) -> Result<u64, String> {
     arena.align(16);
     let at = arena.next;
-    let bytes = crate::code::layout(&code.pieces, at)?;
+    crate::code::layout_into(code, at, scratch)?;
     arena
-        .put(&bytes)
+        .put(scratch)
         .ok_or_else(|| "the code cache arena is full".to_string())
 }
 

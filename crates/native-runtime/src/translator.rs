@@ -21,6 +21,9 @@ pub struct Translator {
     arenas: Vec<Arena>,
     pub ibl: IblTable,
     classifier: Classifier,
+    bufs: Option<translate::Buffers>,
+    /// The laid-out bytes of the block being placed.
+    placed: Vec<u8>,
     /// XSAVE-family instructions were translated (their bytes are not counted).
     pub uncounted_state: bool,
     /// The first block translated from a writable mapping, or in a range
@@ -40,6 +43,8 @@ pub fn init() -> Result<(), String> {
         arenas: Vec::new(),
         ibl,
         classifier: Classifier::new(),
+        bufs: None,
+        placed: Vec::new(),
         uncounted_state: false,
         generated_code_pc: None,
     });
@@ -120,7 +125,14 @@ impl Translator {
     }
 
     fn translate(&mut self, pc: u64) -> Result<u64, String> {
-        let dec = translate::decode(pc, &mut self.classifier)?;
+        let bufs = self.bufs.take().unwrap_or_default();
+        let dec = translate::decode(pc, &mut self.classifier, bufs)?;
+        let r = self.translate_decoded(pc, &dec);
+        self.bufs = Some(dec.recycle());
+        r
+    }
+
+    fn translate_decoded(&mut self, pc: u64, dec: &translate::Decoded) -> Result<u64, String> {
         if dec.writable {
             self.generated_code_pc.get_or_insert(pc);
         }
@@ -141,7 +153,7 @@ impl Translator {
             arena,
         };
         let built = translate::build(
-            &dec,
+            dec,
             &mut self.slots,
             &mut self.classifier,
             &mut exits,
@@ -156,7 +168,7 @@ impl Translator {
             ));
         }
         self.uncounted_state |= built.uncounted_state;
-        let at = translate::place(&built.code, &mut self.arenas[ai])?;
+        let at = translate::place(&built.code, &mut self.arenas[ai], &mut self.placed)?;
         debug_assert_eq!(at, start);
         self.blocks.insert(pc, at);
         Ok(at)

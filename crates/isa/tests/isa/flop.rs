@@ -250,7 +250,7 @@ fn avx512_packed_masked_and_broadcast() {
     // {1to8}: lanes from the register; one 8-byte element read.
     let i = info(|a| a.vaddpd(zmm0, zmm1, qword_bcst(rax)));
     assert_eq!(show(i.fp.unwrap()), "fp64 8/512 add = add 8");
-    assert_eq!((i.mem.reads, i.mem.dynamic), (vec![8], None));
+    assert_eq!((i.mem.reads.iter().collect::<Vec<_>>(), i.mem.dynamic), (vec![8], None));
     let f = fp(|a| a.vfmadd231ps(ymm0, ymm1, dword_bcst(rax)));
     assert_eq!(show(f), "fp32 8/256 fma = fma 16");
 
@@ -362,7 +362,7 @@ fn avx512_4fmaps() {
     // Four chained FMAs per lane.
     let i = info(|a| a.v4fmaddps(zmm0, zmm4, xmmword_ptr(rax)));
     assert_eq!(
-        (show(i.fp.unwrap()), i.mem.reads),
+        (show(i.fp.unwrap()), i.mem.reads.iter().collect::<Vec<_>>()),
         ("fp32 16/512 fma = fma 128".into(), vec![16])
     );
     let f = fp(|a| a.v4fnmaddss(xmm0, xmm4, xmmword_ptr(rax)));
@@ -375,7 +375,7 @@ fn x87() {
     assert_eq!(show(fp(|a| a.faddp(st1, st0))), "x87 1/80 add = add 1");
     let i = info(|a| a.fiadd(dword_ptr(rax)));
     assert_eq!(
-        (show(i.fp.unwrap()), i.mem.reads),
+        (show(i.fp.unwrap()), i.mem.reads.iter().collect::<Vec<_>>()),
         ("x87 1/80 add = add 1".into(), vec![4])
     );
     assert_eq!(
@@ -394,9 +394,9 @@ fn x87() {
     assert_eq!(show(fp(|a| a.fyl2x())), "x87 1/80 other = other 1");
 
     let i = info(|a| a.fld(qword_ptr(rax)));
-    assert_eq!((i.fp, i.mem.reads), (None, vec![8]));
+    assert_eq!((i.fp, i.mem.reads.iter().collect::<Vec<_>>()), (None, vec![8]));
     let i = info(|a| a.fstp(tword_ptr(rax)));
-    assert_eq!((i.fp, i.mem.writes), (None, vec![10]));
+    assert_eq!((i.fp, i.mem.writes.iter().collect::<Vec<_>>()), (None, vec![10]));
     let not_flop = [
         insn(|a| a.fscale()),
         insn(|a| a.fabs()),

@@ -6,16 +6,16 @@ use iced_x86::code_asm::*;
 
 fn fixed(reads: &[u32], writes: &[u32]) -> MemInfo {
     MemInfo {
-        reads: reads.to_vec(),
-        writes: writes.to_vec(),
+        reads: reads.iter().copied().collect(),
+        writes: writes.iter().copied().collect(),
         dynamic: None,
     }
 }
 
 fn dynamic(kind: DynamicMem) -> MemInfo {
     MemInfo {
-        reads: vec![],
-        writes: vec![],
+        reads: Default::default(),
+        writes: Default::default(),
         dynamic: Some(kind),
     }
 }
@@ -45,6 +45,11 @@ fn stack() {
     assert_eq!(mem(|a| a.pop(rax)), fixed(&[8], &[]));
     assert_eq!(mem(|a| a.call(0x2000u64)), fixed(&[], &[8]));
     assert_eq!(mem(|a| a.ret()), fixed(&[8], &[]));
+    // ENTER 16, 31: push rbp, 30 frame pointers copied (read and pushed),
+    // push the new frame pointer (SDM Vol. 2, ENTER).
+    let enter = mem(|a| a.enter(16u32, 31u32));
+    assert_eq!(enter.reads.counts().collect::<Vec<_>>(), vec![(8, 30)]);
+    assert_eq!(enter.writes.counts().collect::<Vec<_>>(), vec![(8, 32)]);
 }
 
 #[test]

@@ -225,8 +225,8 @@ fn every_code_classifies_without_zero_sized_accesses() {
                 flop_row(insn.mnemonic()).is_some(),
                 "{insn}"
             );
-            let sizes = info.mem.reads.iter().chain(&info.mem.writes);
-            assert!(sizes.clone().all(|&s| s > 0), "{insn}: {:?}", info.mem);
+            let mut sizes = info.mem.reads.iter().chain(info.mem.writes.iter());
+            assert!(sizes.all(|s| s > 0), "{insn}: {:?}", info.mem);
         }
     }
     assert!(built > 3000, "only {built} forms built");
