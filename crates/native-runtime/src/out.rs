@@ -6,6 +6,7 @@ use crate::thread;
 use crate::translator;
 use flopscope_counter_file::layout::{self, word, SlotKind, View, FILE_BYTES};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
@@ -151,6 +152,35 @@ pub fn note_unsupported(pc: u64, text: &str) {
         .store(pc.max(1), Ordering::Release);
 }
 
+/// The hash of the flush's map from slot kinds to file slots: a multiply
+/// and rotate per word (the default SipHash guards against chosen keys,
+/// which these are not, at several times the cost).
+#[derive(Default)]
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
 /// Writes every thread's counts into the file (replacing what an earlier
 /// flush wrote). `finished`: the process is ending normally.
 pub fn flush(finished: bool) {
@@ -173,7 +203,7 @@ fn flush_counts(v: View, finished: bool) {
     };
     let Some(t) = guard.as_ref() else { return };
     let descs = &t.slots.descs;
-    let mut index: HashMap<SlotKind, usize> = HashMap::new();
+    let mut index: HashMap<SlotKind, usize, BuildHasherDefault<Fx>> = HashMap::default();
     for (i, k) in SlotKind::fixed().into_iter().enumerate() {
         index.insert(k, i);
     }
