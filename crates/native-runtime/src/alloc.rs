@@ -1,8 +1,7 @@
 //! The runtime's own memory allocator: the dispatcher may run while the
 //! program is inside `malloc` (holding its lock), so the runtime never calls
 //! the program's allocator. Size classes from 16 bytes to 64 KiB come from
-//! 1 MiB chunks mapped with `mmap` and faulted in at once; larger blocks
-//! are mapped directly.
+//! 1 MiB chunks mapped with `mmap`; larger blocks are mapped directly.
 
 use crate::sys;
 use std::alloc::{GlobalAlloc, Layout};
@@ -68,10 +67,6 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
             if st.next.is_null() || at + bytes > st.end as usize {
                 match sys::map_anon(CHUNK, false) {
                     Some(c) => {
-                        // Filled front to back: fault it in at once (the
-                        // decoder's tables alone take over a hundred pages;
-                        // faulting them in a step at a time measured slower).
-                        sys::populate(c, CHUNK);
                         st.next = c;
                         // SAFETY: end of the chunk just mapped.
                         st.end = unsafe { c.add(CHUNK) };

@@ -84,13 +84,7 @@ pub struct Arena {
     pub enter: u64,
     /// The indirect-branch lookup (target in rax, program rax at SAVE_RAX).
     pub ibl: u64,
-    /// Pages below `filled_up` and from `filled_down` on are faulted in.
-    filled_up: u64,
-    filled_down: u64,
 }
-
-/// Arena pages are faulted in this many bytes at a time, ahead of use.
-const FILL_STEP: u64 = 64 << 10;
 
 impl Arena {
     /// Maps an arena within reach of `pc`.
@@ -134,8 +128,6 @@ impl Arena {
             end,
             enter: 0,
             ibl: 0,
-            filled_up: base,
-            filled_down: end,
         };
         a.enter = a.next;
         let mut tramp = vec![0xff, 0x25, 0, 0, 0, 0];
@@ -161,10 +153,6 @@ impl Arena {
         if self.next + code.len() as u64 > self.stub_top {
             return None;
         }
-        while self.next + code.len() as u64 > self.filled_up && self.filled_up < self.filled_down {
-            sys::populate(self.filled_up as *mut u8, FILL_STEP as usize);
-            self.filled_up += FILL_STEP;
-        }
         let at = self.next;
         // SAFETY: [at, at+len) lies in this arena's writable mapping.
         unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), at as *mut u8, code.len()) };
@@ -180,10 +168,6 @@ impl Arena {
         let at = (self.stub_top - STUB_BYTES) & !7;
         if at < self.next {
             return None;
-        }
-        if at < self.filled_down && self.filled_down > self.filled_up {
-            self.filled_down -= FILL_STEP;
-            sys::populate(self.filled_down as *mut u8, FILL_STEP as usize);
         }
         // jmp [rip+2]; int3 x2; dq at+16;
         // at+16: mov gs:[SAVE_RAX], rax; mov rax, desc; jmp enter

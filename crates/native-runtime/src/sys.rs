@@ -33,22 +33,6 @@ pub fn map_anon(len: usize, exec: bool) -> Option<*mut u8> {
     )
 }
 
-/// Faults `[p, p+len)` in now, writable, in one call (MADV_POPULATE_WRITE,
-/// Linux 5.14): in a virtual machine a page fault costs a microsecond or
-/// more, and the runtime's own memory (allocator chunks, code arenas, the
-/// dispatcher stack) is written page after page. Older kernels refuse the
-/// advice; the pages then fault in as they are touched.
-pub fn populate(p: *mut u8, len: usize) {
-    const MADV_POPULATE_WRITE: u64 = 23;
-    // SAFETY: advice on the caller's own mapping; no memory is changed.
-    unsafe {
-        syscall6(
-            libc::SYS_madvise as u64,
-            [p as u64, len as u64, MADV_POPULATE_WRITE, 0, 0, 0],
-        )
-    };
-}
-
 /// `mmap` of anonymous memory, at `hint` if non-zero.
 pub fn map_at(hint: u64, len: usize, prot: i32, flags: i32) -> Option<*mut u8> {
     // SAFETY: anonymous mapping; no existing memory is touched unless the

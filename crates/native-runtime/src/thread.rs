@@ -55,9 +55,6 @@ pub fn create(tid: u64) -> Option<&'static Thread> {
         return None;
     }
     let dstack = sys::map_anon(DSTACK_BYTES, false)?;
-    // The dispatcher's deepest calls (translation) use a few tens of KiB.
-    // SAFETY: the top 64 KiB of the stack just mapped.
-    sys::populate(unsafe { dstack.add(DSTACK_BYTES - (64 << 10)) }, 64 << 10);
     let xsave = sys::map_anon(XSAVE_BYTES * XSAVE_LEVELS, false)?;
     let sigsave = sys::map_anon(SIGSAVE_BYTES, false)?;
     let t = Box::new(Thread {
