@@ -14,6 +14,14 @@
 #     natively); the ratios are of minimums, and the geometric mean of the
 #     medians' ratios is printed too.
 #
+# While it measures, the script holds a CPU wake-up latency request of 0
+# (/dev/cpu_dma_latency, the kernel's PM QoS interface; needs root), as
+# latency-focused benchmarking does: idle CPUs then stay out of deep idle
+# states, for the program alone and for both engines alike. Without it, on
+# a virtual machine, a thread woken on an idle vCPU can wait a scheduler
+# tick, and the short OpenMP kernel's times swing by several milliseconds.
+# The header says whether the request was held; NO_PM_QOS=1 skips it.
+#
 # Times are wall seconds of whole commands (the flopscope columns include
 # the CLI's own start and the report). Usage:
 #   benchmarks/native-overhead.sh [REPEATS [SMALL_REPEATS]]   (default 5 20; min and median)
@@ -54,8 +62,20 @@ import math, os, subprocess, sys, time
 reps, fs, b, avx512 = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4] == "yes"
 small_reps = int(sys.argv[5])
 
-import json, tempfile
+import json, struct, tempfile
 tmp = tempfile.mkdtemp()
+
+def hold_pm_qos():
+    """Asks for CPU wake-up latency 0 for as long as the file stays open."""
+    if os.environ.get("NO_PM_QOS"):
+        return None, "not held (NO_PM_QOS set)"
+    try:
+        f = open("/dev/cpu_dma_latency", "wb", buffering=0)
+        f.write(struct.pack("i", 0))
+        return f, "held at 0 us (/dev/cpu_dma_latency)"
+    except OSError as e:
+        return None, f"not held ({e.strerror}: /dev/cpu_dma_latency needs root)"
+pm_qos, pm_qos_state = hold_pm_qos()
 
 def wall(cmd, env):
     s = time.perf_counter()
@@ -94,6 +114,7 @@ load = open("/proc/loadavg").read().split()[:3]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"# flopscope native-engine overhead, {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}")
 print(f"# cpu: {cpu}, {os.cpu_count()} threads; load average at start: {' '.join(load)}")
+print(f"# CPU wake-up latency request: {pm_qos_state}")
 print(f"# {reps} repeats ({small_reps} for the test kernels), the three commands alternating; seconds (min median).")
 print("# program: the program alone;")
 print("# native-engine, emulate-engine: the counted run alone (the report's engine_time_s: start of the program under")

@@ -1,13 +1,19 @@
 //! The runtime's own memory allocator: the dispatcher may run while the
 //! program is inside `malloc` (holding its lock), so the runtime never calls
-//! the program's allocator. Size classes from 16 bytes to 64 KiB come from
-//! 1 MiB chunks mapped with `mmap`; larger blocks are mapped directly.
+//! the program's allocator. Size classes come from 1 MiB chunks mapped with
+//! `mmap`: every multiple of 16 bytes up to 128 (the decoder's tables are
+//! thousands of small blocks, and each page they touch is a page fault),
+//! then powers of two up to 64 KiB; larger blocks are mapped directly.
 
 use crate::sys;
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-const CLASSES: usize = 13; // 16 << 12 = 64 KiB
+/// Classes 0..8: 16, 32, ... 128 bytes, 16-aligned; then 256 << (c - 8),
+/// aligned to their size, up to 64 KiB.
+const FINE: usize = 8;
+const CLASSES: usize = FINE + 9;
+const LARGEST: usize = 64 << 10;
 const CHUNK: usize = 1 << 20;
 
 struct State {
@@ -36,9 +42,20 @@ fn unlock() {
     LOCK.store(false, Ordering::Release);
 }
 
-fn class_of(size: usize) -> usize {
-    let s = size.max(16).next_power_of_two();
-    s.trailing_zeros() as usize - 4
+/// The class of a block of `size` bytes aligned to `align` (both at most
+/// LARGEST), and its size.
+fn class_of(size: usize, align: usize) -> (usize, usize) {
+    let size = size.max(1);
+    if size <= 16 * FINE && align <= 16 {
+        let c = size.div_ceil(16) - 1;
+        return (c, 16 * (c + 1));
+    }
+    let s = size.max(align).max(256).next_power_of_two();
+    (FINE + s.trailing_zeros() as usize - 8, s)
+}
+
+fn is_large(size: usize, align: usize) -> bool {
+    size > LARGEST || align > 4096
 }
 
 /// The allocator of the preload library.
@@ -46,13 +63,12 @@ pub struct RuntimeAlloc;
 
 unsafe impl GlobalAlloc for RuntimeAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let size = layout.size().max(layout.align());
-        if size > 16 << (CLASSES - 1) || layout.align() > 4096 {
-            return sys::map_anon(size.next_multiple_of(4096), false)
+        let (size, align) = (layout.size(), layout.align());
+        if is_large(size, align) {
+            return sys::map_anon(size.max(align).next_multiple_of(4096), false)
                 .unwrap_or(std::ptr::null_mut());
         }
-        let c = class_of(size);
-        let bytes = 16usize << c;
+        let (c, bytes) = class_of(size, align);
         lock();
         // SAFETY: STATE is only touched under LOCK.
         let st = unsafe { &mut *std::ptr::addr_of_mut!(STATE) };
@@ -63,7 +79,7 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
             p
         } else {
             let mut at = st.next as usize;
-            at = at.next_multiple_of(bytes);
+            at = at.next_multiple_of(if c < FINE { 16 } else { bytes });
             if st.next.is_null() || at + bytes > st.end as usize {
                 match sys::map_anon(CHUNK, false) {
                     Some(c) => {
@@ -86,16 +102,18 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let large = |n: usize| n > 16 << (CLASSES - 1) || layout.align() > 4096;
-        let old = layout.size().max(layout.align());
-        if large(old) && large(new_size) {
+        let (old, align) = (layout.size(), layout.align());
+        if is_large(old, align) && is_large(new_size, align) {
             // Large blocks are their own mappings: move them without copying.
             return sys::remap(
                 ptr,
-                old.next_multiple_of(4096),
-                new_size.next_multiple_of(4096),
+                old.max(align).next_multiple_of(4096),
+                new_size.max(align).next_multiple_of(4096),
             )
             .unwrap_or(std::ptr::null_mut());
+        }
+        if !is_large(old, align) && class_of(old, align) == class_of(new_size, align) {
+            return ptr; // the block already has room
         }
         // SAFETY: the default: a new block, the bytes copied, the old freed.
         unsafe {
@@ -109,12 +127,12 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let size = layout.size().max(layout.align());
-        if size > 16 << (CLASSES - 1) || layout.align() > 4096 {
-            sys::unmap(ptr, size.next_multiple_of(4096));
+        let (size, align) = (layout.size(), layout.align());
+        if is_large(size, align) {
+            sys::unmap(ptr, size.max(align).next_multiple_of(4096));
             return;
         }
-        let c = class_of(size);
+        let (c, _) = class_of(size, align);
         lock();
         // SAFETY: STATE is only touched under LOCK; ptr is a free block of class c.
         unsafe {
@@ -138,9 +156,13 @@ mod tests {
             let p = a.alloc(l);
             let q = a.alloc(l);
             assert_ne!(p, q);
-            assert_eq!(p as usize % 32, 0);
+            assert_eq!(p as usize % 16, 0);
+            assert_eq!(q as usize - p as usize, 32, "24 bytes take a 32-byte block");
             a.dealloc(p, l);
             assert_eq!(a.alloc(l), p);
+            assert_eq!(a.realloc(p, l, 30), p, "room in the same block");
+            let over = Layout::from_size_align(24, 64).unwrap();
+            assert_eq!(a.alloc(over) as usize % 64, 0);
             let big = Layout::from_size_align(1 << 20, 64).unwrap();
             let b = a.alloc(big);
             std::ptr::write_bytes(b, 7, 1 << 20);
@@ -153,8 +175,13 @@ mod tests {
             assert_eq!(*grown, 9);
             a.dealloc(grown, Layout::from_size_align(200, 8).unwrap());
         }
-        assert_eq!(class_of(1), 0);
-        assert_eq!(class_of(17), 1);
-        assert_eq!(class_of(65536), 12);
+        assert_eq!(class_of(1, 1), (0, 16));
+        assert_eq!(class_of(17, 8), (1, 32));
+        assert_eq!(class_of(40, 8), (2, 48));
+        assert_eq!(class_of(128, 16), (7, 128));
+        assert_eq!(class_of(129, 8), (8, 256));
+        assert_eq!(class_of(24, 64), (8, 256), "over-aligned: a power-of-two class");
+        assert_eq!(class_of(65536, 8), (16, 65536));
+        assert!(is_large(65537, 8) && is_large(8, 8192) && !is_large(65536, 4096));
     }
 }

@@ -14,8 +14,15 @@ const STUB_BYTES: u64 = 40;
 const REACH: u64 = (2u64 << 30) - ARENA_BYTES as u64 - (64 << 20);
 
 /// Indirect-branch table: (program address, cache address) pairs, open
-/// addressing on the address's low bits, linear probing into a tail.
+/// addressing on the address's bits 4 to 21, linear probing into a tail.
+/// One 16-byte entry per 16 bytes of code: a page of the table covers a
+/// page of code, so a short run faults in few of its pages (indexed by the
+/// low bits, every target touched a page of its own), and the table spans
+/// 4 MiB of code before two far-apart addresses share a start.
 pub const IBL_BITS: u32 = 18;
+const IBL_SHIFT: u32 = 4;
+/// The byte offset of `pc`'s first probe: `(pc >> 4) mod 2^18`, times 16.
+const IBL_OFFSET_MASK: u32 = ((1 << IBL_BITS) - 1) << IBL_SHIFT;
 pub const IBL_ENTRIES: usize = (1 << IBL_BITS) + PROBE;
 const PROBE: usize = 512;
 /// A removed entry: matches no address, does not end a probe.
@@ -48,7 +55,7 @@ impl IblTable {
     /// Publishes `pc -> cache` (the cache address first, so that a reader
     /// that sees the key sees its value). False when the probe range is full.
     pub fn insert(&self, pc: u64, cache: u64) -> bool {
-        let start = (pc as usize) & ((1 << IBL_BITS) - 1);
+        let start = (pc as usize & IBL_OFFSET_MASK as usize) >> IBL_SHIFT;
         for i in start..start + PROBE {
             let k = self.word(2 * i).load(Ordering::Acquire);
             if k == 0 || k == TOMBSTONE || k == pc {
@@ -202,9 +209,8 @@ fn ibl_routine(at: u64, enter: u64) -> Vec<u8> {
     c.bytes(&[0x48, 0x89, 0xc1]); // mov rcx, rax
     c.save_flags();
     c.bytes(&[0x48, 0x89, 0xc8]); // mov rax, rcx
-    c.bytes(&[0x81, 0xe1]); // and ecx, mask
-    c.bytes(&((1u32 << IBL_BITS) - 1).to_le_bytes());
-    c.bytes(&[0x48, 0xc1, 0xe1, 0x04]); // shl rcx, 4
+    c.bytes(&[0x81, 0xe1]); // and ecx, IBL_OFFSET_MASK (zero-extends)
+    c.bytes(&IBL_OFFSET_MASK.to_le_bytes());
     c.bytes(&[0x65, 0x48, 0x03, 0x0c, 0x25]); // add rcx, gs:[IBL_TABLE]
     c.bytes(&header::IBL_TABLE.to_le_bytes());
     c.place(lookup);
