@@ -13,6 +13,8 @@
 #     scheduler ticks: the 2-thread OpenMP kernel alone takes 1.3 to 20 ms
 #     natively); the ratios are of minimums, and the geometric mean of the
 #     medians' ratios is printed too.
+#  3. No target, for the record: Debian's CPython in a float loop (an
+#     interpreter: every bytecode dispatch is an indirect branch).
 #
 # While it measures, the script holds a CPU wake-up latency request of 0
 # (/dev/cpu_dma_latency, the kernel's PM QoS interface; needs root), as
@@ -140,4 +142,8 @@ if avx512:
 gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
 print(f"\ngeometric mean over {len(ratios)} test kernels: native-x {gm([r[0] for r in ratios]):.2f}, "
       f"cmd-nat-x {gm([r[1] for r in ratios]):.2f}; of the medians' ratios: {gm([r[2] for r in ratios]):.2f}")
+print("\n## An interpreter (no target): CPython's loop dispatches every bytecode through an indirect branch")
+print(head)
+py = "import math; print(sum(math.sqrt(i * 0.5) for i in range(3000000)))"
+row("CPython 3M sqrt", ["/usr/bin/python3", "-S", "-c", py], env={"PYTHONHASHSEED": "0"})
 PY

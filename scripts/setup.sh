@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what flopscope and its tests need on Debian 12 / Ubuntu: QEMU user
-# mode (7.2, dynamically linked: plugin support), compilers, OpenMP, MPI.
+# mode (7.2, dynamically linked: plugin support), compilers, OpenMP, MPI,
+# Python 3 (the benchmarks, and a test that counts CPython).
 # Idempotent: installs only what is missing. Needs root or sudo.
 set -euo pipefail
 need=()
-for pkg in qemu-user gcc g++ gfortran libgomp1 make openmpi-bin libopenmpi-dev; do
+for pkg in qemu-user gcc g++ gfortran libgomp1 make openmpi-bin libopenmpi-dev python3; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if ((${#need[@]})); then

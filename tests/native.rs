@@ -83,12 +83,23 @@ fn compare(
 ) -> Vec<String> {
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let exe = build(source, &flags);
+    let what = format!("{source} [{}] {args:?}", flags.join(" "));
+    compare_runs(&what, &exe, args, env, region_too)
+}
+
+/// [`compare`] for a program already built.
+fn compare_runs(
+    what: &str,
+    exe: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    region_too: bool,
+) -> Vec<String> {
     let mut env = env.to_vec();
     env.push(BIND_NOW);
     env.push(NO_AVX512_IN_GLIBC);
-    let e = count_ok_with("emulate", &exe, args, &env);
-    let n = count_ok_with("native", &exe, args, &env);
-    let what = format!("{source} [{}] {args:?}", flags.join(" "));
+    let e = count_ok_with("emulate", exe, args, &env);
+    let n = count_ok_with("native", exe, args, &env);
     let mut out = Vec::new();
     if e.flop("total") == 0 {
         out.push(format!("{what}: the kernel did no FLOP (bad arguments?)"));
@@ -416,6 +427,60 @@ fn avx512_compiled_kernels_equal_their_closed_forms() {
         f.expect(&format!("triad.c [{}] {n} {reps}", flags.join(" ")), &r, &e);
     }
     f.assert_none();
+}
+
+/// native/cxx_unwind.cpp: virtual calls, std::function and C++ exceptions
+/// (the unwinder walks the program's return addresses and jumps to landing
+/// pads from the cache): 3 N + ceil(N / 7) FLOP, and both engines equal over
+/// the whole program, bytes included.
+#[test]
+fn cxx_exceptions_and_virtual_calls_count_exactly() {
+    let n = 1000u64;
+    let arg = n.to_string();
+    let mut mismatches = Vec::new();
+    for base in [&["-O2"][..], &["-O2", "-mavx2", "-mfma"]] {
+        let flags = with_region(base);
+        mismatches.extend(compare(
+            "native/cxx_unwind.cpp",
+            &flags,
+            &[&arg],
+            &[],
+            true,
+        ));
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let exe = build("native/cxx_unwind.cpp", &flags);
+        let r = count_ok_with("native", &exe, &[&arg], &[BIND_NOW]);
+        let in_region = region(&r, "program").expect("region \"program\"");
+        assert_eq!(
+            in_region["flop"]["fp64"],
+            3 * n + n.div_ceil(7),
+            "cxx_unwind {base:?}"
+        );
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+/// A real interpreter: CPython (Debian's /usr/bin/python3: about 32,000
+/// blocks translated, computed gotos, its own signal handlers) summing
+/// square roots. Its FLOP equal the emulate engine's exactly; the
+/// script's own share is 3 per iteration (a multiply, a square root, an add).
+#[test]
+fn cpython_counts_as_under_the_emulate_engine() {
+    let python = Path::new("/usr/bin/python3");
+    assert!(
+        python.exists(),
+        "/usr/bin/python3 is missing: run scripts/setup.sh (it installs python3)"
+    );
+    let n = 20_000u64;
+    let script = format!("import math; print(sum(math.sqrt(i * 0.5) for i in range({n})))");
+    // -S: no site packages; a fixed hash seed: the same work in both runs.
+    let args = ["-S", "-c", script.as_str()];
+    let env = [("PYTHONHASHSEED", "0")];
+    let mismatches = compare_runs("python3 -S -c ...", python, &args, &env, false);
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    let r = count_ok_with("native", python, &args, &env);
+    assert!(r.flop("total") >= 3 * n, "{}", r.flop("total"));
+    assert_eq!(r.0["flop_by_op"]["sqrt"], n, "one square root per iteration");
 }
 
 /// omp_triad.c: 2 N REPS FLOP whatever the thread count, every time.

@@ -50,6 +50,7 @@ fn compile(source: &str, flags: &[&str]) -> PathBuf {
     let src = kernel_dir().join(source);
     let compiler = match src.extension().and_then(|e| e.to_str()) {
         Some("c") => "gcc",
+        Some("cpp") => "g++",
         Some("f90") => "gfortran",
         _ => panic!("no compiler known for kernel {source}"),
     };
