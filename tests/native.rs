@@ -460,6 +460,31 @@ fn cxx_exceptions_and_virtual_calls_count_exactly() {
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
 
+/// native/dlopen_twice.c: libraries loaded, run and unloaded in turn (the
+/// second lands where the first was): the unloaded code's translations are
+/// forgotten, so each library counts as itself. Both engines' FLOP equal,
+/// and the closed form: 2 N adds, N multiplies. (Bytes differ: resolving a
+/// loaded library's symbols searches every object loaded, and the two
+/// engines preload different libraries.)
+#[test]
+fn a_library_loaded_where_another_was_counts_as_itself() {
+    let lib = |source| build(source, &["-O2", "-shared", "-fPIC"]);
+    let (add, mul) = (lib("native/work_add.c"), lib("native/work_mul.c"));
+    let exe = build("native/dlopen_twice.c", &["-O2"]);
+    let n = 1000u64;
+    let args = [n.to_string(), path_arg(&add), path_arg(&mul), path_arg(&add)];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mismatches = compare_runs("dlopen_twice add mul add", &exe, &args, &[], false);
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    let r = count_ok_with("native", &exe, &args, &[BIND_NOW]);
+    let ops = r.flop_by_op();
+    assert_eq!((ops["add"], ops["mul"], r.flop("total")), (2 * n, n, 3 * n));
+}
+
+fn path_arg(p: &Path) -> String {
+    p.to_str().expect("a UTF-8 path").to_string()
+}
+
 /// A real interpreter: CPython (Debian's /usr/bin/python3: about 32,000
 /// blocks translated, computed gotos, its own signal handlers) summing
 /// square roots. Its FLOP equal the emulate engine's exactly; the
