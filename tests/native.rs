@@ -440,13 +440,7 @@ fn cxx_exceptions_and_virtual_calls_count_exactly() {
     let mut mismatches = Vec::new();
     for base in [&["-O2"][..], &["-O2", "-mavx2", "-mfma"]] {
         let flags = with_region(base);
-        mismatches.extend(compare(
-            "native/cxx_unwind.cpp",
-            &flags,
-            &[&arg],
-            &[],
-            true,
-        ));
+        mismatches.extend(compare("native/cxx_unwind.cpp", &flags, &[&arg], &[], true));
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         let exe = build("native/cxx_unwind.cpp", &flags);
         let r = count_ok_with("native", &exe, &[&arg], &[BIND_NOW]);
@@ -472,7 +466,12 @@ fn a_library_loaded_where_another_was_counts_as_itself() {
     let (add, mul) = (lib("native/work_add.c"), lib("native/work_mul.c"));
     let exe = build("native/dlopen_twice.c", &["-O2"]);
     let n = 1000u64;
-    let args = [n.to_string(), path_arg(&add), path_arg(&mul), path_arg(&add)];
+    let args = [
+        n.to_string(),
+        path_arg(&add),
+        path_arg(&mul),
+        path_arg(&add),
+    ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mismatches = compare_runs("dlopen_twice add mul add", &exe, &args, &[], false);
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
@@ -505,7 +504,10 @@ fn cpython_counts_as_under_the_emulate_engine() {
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
     let r = count_ok_with("native", python, &args, &env);
     assert!(r.flop("total") >= 3 * n, "{}", r.flop("total"));
-    assert_eq!(r.0["flop_by_op"]["sqrt"], n, "one square root per iteration");
+    assert_eq!(
+        r.0["flop_by_op"]["sqrt"], n,
+        "one square root per iteration"
+    );
 }
 
 /// omp_triad.c: 2 N REPS FLOP whatever the thread count, every time.

@@ -445,6 +445,14 @@ fn ssc_marks_make_one_region() {
         matmul(M) + noise(K),
         triad(N, REPS) + matmul(M) + noise(K),
     );
+    // The native engine reads the same marks.
+    let native: Vec<&str> = SSC_MARKS
+        .iter()
+        .copied()
+        .chain(["--engine", "native"])
+        .collect();
+    let r = count_ok(&exe, &[N, REPS, M, K], &native);
+    c.region(&r, "ssc:0x111-0x222", REPS, triad(N, REPS));
     // Without --start-mark/--stop-mark, SSC marks make no region.
     let r = count_ok(&exe, &[N, REPS, M, K], COUNT_ONLY);
     c.eq(
@@ -731,23 +739,46 @@ fn a_region_begun_again_while_open_is_timed_once() {
     assert!(a <= all, "region a (inside all) timed {a} s, all {all} s");
 }
 
-/// Every kind of marker gives the same regions under the native engine as
-/// under the emulate engine: FLOP, bytes by access size and entries of each
-/// region, and the unmarked work's FLOP (instructions aside: QEMU counts a
+/// Every kind of marker (SDE's SSC marks included) gives the same regions
+/// under the native engine as under the emulate engine: FLOP, bytes by
+/// access size and entries of each region, and the unmarked work's FLOP (instructions aside: QEMU counts a
 /// REP string per iteration). Symbols are bound at start in both runs, so
 /// that no lazy binding falls inside a region.
 #[test]
 fn every_kind_of_marker_counts_the_same_under_the_native_engine() {
-    let cases: Vec<(&str, PathBuf, Vec<u64>)> = vec![
-        ("C header", regions_c(NAMED), vec![N, REPS, M, K]),
-        ("LIKWID header", regions_c(LIKWID), vec![N, REPS, M, K]),
-        ("Fortran module", fortran(), vec![1000, 5, 100, 3]),
-        ("Rust crate", rust_example(), vec![1000, 5, 100]),
-        ("nested", gcc("nested.c", &[]), vec![500, 100, 3]),
+    // (what, program, arguments, options of `flopscope count`)
+    let cases: Vec<(&str, PathBuf, Vec<u64>, &[&str])> = vec![
+        (
+            "C header",
+            regions_c(NAMED),
+            vec![N, REPS, M, K],
+            COUNT_ONLY,
+        ),
+        (
+            "LIKWID header",
+            regions_c(LIKWID),
+            vec![N, REPS, M, K],
+            COUNT_ONLY,
+        ),
+        ("SSC marks", regions_c(SSC), vec![N, REPS, M, K], SSC_MARKS),
+        (
+            "Fortran module",
+            fortran(),
+            vec![1000, 5, 100, 3],
+            COUNT_ONLY,
+        ),
+        ("Rust crate", rust_example(), vec![1000, 5, 100], COUNT_ONLY),
+        (
+            "nested",
+            gcc("nested.c", &[]),
+            vec![500, 100, 3],
+            COUNT_ONLY,
+        ),
         (
             "OpenMP, 1 thread",
             gcc("omp.c", &["-fopenmp"]),
             vec![500, 100],
+            COUNT_ONLY,
         ),
     ];
     let keys = [
@@ -762,20 +793,14 @@ fn every_kind_of_marker_counts_the_same_under_the_native_engine() {
         "mem_accesses",
     ];
     let mut diffs = Vec::new();
-    for (what, exe, args) in &cases {
+    for (what, exe, args, options) in &cases {
         let run = |engine: &str| {
             let dir = tempfile::tempdir().unwrap();
             let json = dir.path().join("r.json");
             let out = Command::new(FLOPSCOPE)
-                .args([
-                    "count",
-                    "--no-native",
-                    "--engine",
-                    engine,
-                    "--format",
-                    "json",
-                    "-o",
-                ])
+                .args(["count", "--engine", engine, "--format", "json"])
+                .args(options.iter())
+                .arg("-o")
                 .arg(&json)
                 .arg("--")
                 .arg(exe)

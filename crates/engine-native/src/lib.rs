@@ -12,6 +12,7 @@
 //!         work_dir: std::env::temp_dir(),
 //!         follow_exec: true,
 //!         progress: false,
+//!         ssc_marks: None,
 //!     },
 //! };
 //! let report = engine.count(&["./triad".to_string()]).unwrap();
@@ -29,6 +30,8 @@ use std::process::Command;
 
 /// The variable naming the counter file for the runtime.
 pub const OUT_ENV: &str = "FLOPSCOPE_NATIVE_OUT";
+/// The SSC mark values, for the runtime (its `regions::SSC_ENV`).
+pub const SSC_ENV: &str = "FLOPSCOPE_NATIVE_SSC";
 
 #[derive(Debug, thiserror::Error)]
 pub enum NativeError {
@@ -58,6 +61,8 @@ pub struct NativeOptions {
     /// Show the time counted so far on stderr (counts reach the counter
     /// file only when the program ends).
     pub progress: bool,
+    /// SDE SSC mark values that begin and end the `ssc:START-STOP` region.
+    pub ssc_marks: Option<(u32, u32)>,
 }
 
 pub struct NativeEngine {
@@ -103,6 +108,10 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         // Tells the Rust markers (flopscope-markers) that this run is counted.
         .env("FLOPSCOPE_COUNTING", "1")
         .envs((!opts.follow_exec).then_some(("FLOPSCOPE_NATIVE_NO_FOLLOW", "1")))
+        .envs(
+            opts.ssc_marks
+                .map(|(start, stop)| (SSC_ENV, format!("{start:#x},{stop:#x}"))),
+        )
         // Symbols bound at start, by the loader before the take-over: lazy
         // binding would run the loader's symbol lookup (and its XSAVE) from
         // the cache at every first call. A value the user set is kept

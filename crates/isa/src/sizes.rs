@@ -26,7 +26,10 @@ impl Sizes {
             run.1 += 1;
             return;
         }
-        assert!(n < RUNS, "an instruction with more than {RUNS} access sizes");
+        assert!(
+            n < RUNS,
+            "an instruction with more than {RUNS} access sizes"
+        );
         self.runs[n] = (size, 1);
         self.len += 1;
     }

@@ -29,7 +29,9 @@ fn main() {
     addrs.sort_unstable();
     addrs.dedup();
     if addrs.is_empty() {
-        eprintln!("no function on stdin resolves in this process: pipe names, one per line (see --help)");
+        eprintln!(
+            "no function on stdin resolves in this process: pipe names, one per line (see --help)"
+        );
         std::process::exit(2);
     }
     translator::init().expect("the translator starts");

@@ -180,7 +180,11 @@ mod tests {
         assert_eq!(class_of(40, 8), (2, 48));
         assert_eq!(class_of(128, 16), (7, 128));
         assert_eq!(class_of(129, 8), (8, 256));
-        assert_eq!(class_of(24, 64), (8, 256), "over-aligned: a power-of-two class");
+        assert_eq!(
+            class_of(24, 64),
+            (8, 256),
+            "over-aligned: a power-of-two class"
+        );
         assert_eq!(class_of(65536, 8), (16, 65536));
         assert!(is_large(65537, 8) && is_large(8, 8192) && !is_large(65536, 4096));
     }

@@ -22,7 +22,10 @@ pub enum Target {
 #[derive(Debug, Clone, Copy)]
 pub enum Piece {
     /// Position-independent bytes: `buf[start..end]`.
-    Bytes { start: u32, end: u32 },
+    Bytes {
+        start: u32,
+        end: u32,
+    },
     /// An instruction (`buf[start..end]`) with a RIP-relative rel32 at
     /// `disp_at` (from `start`) meaning `target`.
     Rip {
@@ -32,11 +35,18 @@ pub enum Piece {
         target: u64,
     },
     /// `jmp` (cc None) or `jcc` to a target.
-    Branch { cc: Option<u8>, target: Target },
+    Branch {
+        cc: Option<u8>,
+        target: Target,
+    },
     /// A JRCXZ/LOOPcc (its opcode bytes, prefixes included, in
     /// `buf[start..end]`): taken goes to `target`, else execution falls
     /// through.
-    ShortOnly { start: u32, end: u32, target: Target },
+    ShortOnly {
+        start: u32,
+        end: u32,
+        target: Target,
+    },
     Label(u32),
 }
 
@@ -158,7 +168,10 @@ impl Code {
     }
     /// Pushes the program's return address (no register, no flags).
     pub fn push_return(&mut self, ret: u64) {
-        let (lo, hi) = ((ret as u32).to_le_bytes(), ((ret >> 32) as u32).to_le_bytes());
+        let (lo, hi) = (
+            (ret as u32).to_le_bytes(),
+            ((ret >> 32) as u32).to_le_bytes(),
+        );
         self.bytes(&[
             0x68, lo[0], lo[1], lo[2], lo[3], 0xc7, 0x44, 0x24, 0x04, hi[0], hi[1], hi[2], hi[3],
         ]);

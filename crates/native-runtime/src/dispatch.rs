@@ -47,6 +47,10 @@ pub unsafe extern "C" fn fs_dispatch(
             regions::marker(*kind, &name[..len]);
             translator::lookup_or_translate(*next)
         }
+        Exit::Ssc { kind, next } => {
+            regions::ssc(*kind);
+            translator::lookup_or_translate(*next)
+        }
     };
     let target = match r {
         Ok(c) => c,

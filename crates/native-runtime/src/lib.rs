@@ -14,8 +14,8 @@
 //!   readable code is.
 //! - [`asm`]: dispatcher entry/exit, resume, thread clone, sigreturn;
 //!   [`dispatch`]: the dispatcher; [`syscalls`]: the program's system calls;
-//!   [`signals`]; [`regions`]: markers; [`thread`], [`header`]: per-thread
-//!   state behind `gs`; [`out`]: the counter file; [`alloc`]: the
+//!   [`signals`]; [`regions`]: markers and SSC marks; [`thread`],
+//!   [`header`]: per-thread state behind `gs`; [`out`]: the counter file; [`alloc`]: the
 //!   runtime's allocator; [`sys`]: raw system calls.
 
 pub mod alloc;
@@ -117,6 +117,7 @@ pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
         return fail(e);
     }
     asm::detect_xsavec();
+    regions::init_ssc();
     if let Err(e) = translator::init() {
         return fail(e);
     }

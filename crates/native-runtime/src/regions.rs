@@ -6,10 +6,52 @@ use crate::out;
 use crate::thread;
 use flopscope_counter_file::regions::{note_mismatch, Event, RegionTables};
 use std::sync::atomic::Ordering;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 pub const BEGIN: u8 = 1;
 pub const END: u8 = 2;
+
+/// SDE SSC mark values that begin and end the region `ssc:START-STOP`, as
+/// `START,STOP` (`flopscope count --start-mark START --stop-mark STOP`).
+pub const SSC_ENV: &str = "FLOPSCOPE_NATIVE_SSC";
+
+/// The SSC mark values and the region's name, read at take-over.
+static SSC: OnceLock<Option<(u32, u32, String)>> = OnceLock::new();
+
+/// Reads the SSC mark values from the environment (once, at take-over).
+pub fn init_ssc() {
+    SSC.get_or_init(|| parse_ssc(&std::env::var(SSC_ENV).ok()?));
+}
+
+fn parse_ssc(v: &str) -> Option<(u32, u32, String)> {
+    let (a, b) = v.split_once(',')?;
+    let num = |t: &str| match t.trim().strip_prefix("0x") {
+        Some(hex) => u32::from_str_radix(hex, 16).ok(),
+        None => t.trim().parse().ok(),
+    };
+    let (start, stop) = (num(a)?, num(b)?);
+    // The emulate engine's name for the same region.
+    Some((start, stop, format!("ssc:{start:#x}-{stop:#x}")))
+}
+
+/// The boundary an SSC mark `value` stands for, if the CLI asked for it.
+pub fn ssc_kind(value: u32) -> Option<u8> {
+    let (start, stop, _) = SSC.get()?.as_ref()?;
+    if value == *start {
+        Some(BEGIN)
+    } else if value == *stop {
+        Some(END)
+    } else {
+        None
+    }
+}
+
+/// An SSC mark of `kind` met by the calling thread.
+pub fn ssc(kind: u8) {
+    if let Some(Some((_, _, name))) = SSC.get() {
+        marker(kind, name.as_bytes());
+    }
+}
 
 static TABLES: Mutex<Option<RegionTables>> = Mutex::new(None);
 
@@ -46,5 +88,24 @@ pub fn marker(kind: u8, name: &[u8]) {
             &v,
             "no memory for another bank of counters: region counting stopped".into(),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ssc_values_parse_as_the_cli_writes_them() {
+        assert_eq!(
+            parse_ssc("0x111,0x222"),
+            Some((0x111, 0x222, "ssc:0x111-0x222".to_string()))
+        );
+        assert_eq!(
+            parse_ssc("273,546").map(|s| (s.0, s.1)),
+            Some((0x111, 0x222))
+        );
+        assert_eq!(parse_ssc("0x111"), None);
+        assert_eq!(parse_ssc("0x111,zz"), None);
     }
 }

@@ -1,13 +1,14 @@
 //! Translation of one basic block of the program into the code cache.
 //!
-//! A block ends at a control transfer, a `syscall`, a region marker, or
-//! after [`MAX_INSNS`] instructions. Its static work (instructions, FLOP by
-//! kind, bytes by access size, all from `flopscope-isa`) becomes the
-//! descriptor of one counter slot, bumped once per execution where the
-//! flags are dead (or by a flag-free sequence). Work only the run time
-//! knows gets slots of its own: active lanes of AVX-512 masked operations
-//! and masked moves, gathers and scatters (popcount of the mask before the
-//! instruction), and REP string iterations (rcx before minus rcx after).
+//! A block ends at a control transfer, a `syscall`, a region marker, before
+//! an SDE SSC mark the CLI asked for, or after [`MAX_INSNS`] instructions.
+//! Its static work (instructions, FLOP by kind, bytes by access size, all
+//! from `flopscope-isa`) becomes the descriptor of one counter slot, bumped
+//! once per execution where the flags are dead (or by a flag-free
+//! sequence). Work only the run time knows gets slots of its own: active
+//! lanes of AVX-512 masked operations and masked moves, gathers and
+//! scatters (popcount of the mask before the instruction), and REP string
+//! iterations (rcx before minus rcx after).
 
 use crate::cache::Arena;
 use crate::code::{self, Code, Target};
@@ -42,6 +43,11 @@ pub enum Exit {
     /// marker instruction itself is not counted (it is flopscope's work, not
     /// the program's), as under the emulate engine.
     Marker { kind: u8, next: u64, mem: MemRef },
+    /// An SDE SSC mark the CLI asked for (`--start-mark`, `--stop-mark`):
+    /// `kind` begins or ends the `ssc:START-STOP` region; the program goes on
+    /// at `next`, the mark's `64 67 90`, which is counted in the new state
+    /// (as the emulate engine counts it).
+    Ssc { kind: u8, next: u64 },
 }
 
 /// A memory operand, evaluated by the dispatcher from saved registers.
@@ -80,6 +86,12 @@ enum End {
         kind: u8,
         next: u64,
         mem: MemRef,
+    },
+    /// Before an SSC mark's `64 67 90` (at `next`), the block's instructions
+    /// all copied.
+    Ssc {
+        kind: u8,
+        next: u64,
     },
 }
 
@@ -195,6 +207,11 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
                 disp_at,
                 elided: false,
             });
+            if let Some(kind) = ssc_mark(bytes, insns.last().map(|(i, _)| i)) {
+                // The mark starts the next block, in the state it sets.
+                raws.pop();
+                return done(insns, raws, End::Ssc { kind, next: at }, None);
+            }
             if let Some(kind) = named_marker(bytes, &insn) {
                 let mem = MemRef {
                     base: insn.memory_base(),
@@ -302,6 +319,19 @@ fn named_marker(bytes: &[u8], insn: &Instruction) -> Option<u8> {
             crate::regions::BEGIN | crate::regions::END
         ))
     .then(|| insn.immediate8())
+}
+
+/// An SDE SSC mark the CLI asked for: `64 67 90` (fs addr32 nop) right
+/// after `mov ebx, imm32`, the pair `__SSC_MARK(imm32)` emits; the kind of
+/// boundary the value stands for.
+fn ssc_mark(bytes: &[u8], prev: Option<&Instruction>) -> Option<u8> {
+    if bytes != [0x64, 0x67, 0x90] {
+        return None;
+    }
+    let p = prev?;
+    (p.code() == Op::Mov_r32_imm32 && p.op0_register() == Register::EBX)
+        .then(|| crate::regions::ssc_kind(p.immediate32()))
+        .flatten()
 }
 
 /// Where the block's exits go: a translated block, or a stub.
@@ -469,7 +499,8 @@ pub fn build(
     let mut code = Code::with_capacity(dec.insns.len() * 8);
     let block_slot = slots.reserve();
     let mut uncounted_state = false;
-    let body_len = if dec.last_kept.is_some() || matches!(dec.end, End::FallTo(_)) {
+    let body_len = if dec.last_kept.is_some() || matches!(dec.end, End::FallTo(_) | End::Ssc { .. })
+    {
         dec.insns.len()
     } else {
         dec.insns.len() - 1
@@ -598,6 +629,10 @@ pub fn build(
         }
         End::Marker { kind, next, mem } => {
             let d = resolver.exit_desc(Exit::Marker { kind, next, mem });
+            code.exit(d, enter);
+        }
+        End::Ssc { kind, next } => {
+            let d = resolver.exit_desc(Exit::Ssc { kind, next });
             code.exit(d, enter);
         }
     }

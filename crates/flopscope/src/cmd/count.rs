@@ -166,6 +166,7 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
                 work_dir: work.to_path_buf(),
                 follow_exec: !a.no_follow,
                 progress: progress::stderr_is_terminal(),
+                ssc_marks: a.start_mark.zip(a.stop_mark),
             },
         }),
         EngineKind::Perf => {
@@ -188,9 +189,6 @@ pub fn run(a: CountArgs) -> Result<i32> {
     program::qemu_argv(&a.command)?;
     if a.engine == EngineKind::Perf && a.start_mark.is_some() {
         anyhow::bail!("--start-mark/--stop-mark need the emulate engine (the perf engine reads whole-program counters)");
-    }
-    if a.engine == EngineKind::Native && a.start_mark.is_some() {
-        anyhow::bail!("--start-mark/--stop-mark (SDE SSC marks) are not read by the native engine yet: use --engine emulate, or flopscope's named markers (flopscope markers --help)");
     }
     let format = a.format.unwrap_or_else(|| {
         a.output

@@ -250,7 +250,10 @@ fn avx512_packed_masked_and_broadcast() {
     // {1to8}: lanes from the register; one 8-byte element read.
     let i = info(|a| a.vaddpd(zmm0, zmm1, qword_bcst(rax)));
     assert_eq!(show(i.fp.unwrap()), "fp64 8/512 add = add 8");
-    assert_eq!((i.mem.reads.iter().collect::<Vec<_>>(), i.mem.dynamic), (vec![8], None));
+    assert_eq!(
+        (i.mem.reads.iter().collect::<Vec<_>>(), i.mem.dynamic),
+        (vec![8], None)
+    );
     let f = fp(|a| a.vfmadd231ps(ymm0, ymm1, dword_bcst(rax)));
     assert_eq!(show(f), "fp32 8/256 fma = fma 16");
 
@@ -394,9 +397,15 @@ fn x87() {
     assert_eq!(show(fp(|a| a.fyl2x())), "x87 1/80 other = other 1");
 
     let i = info(|a| a.fld(qword_ptr(rax)));
-    assert_eq!((i.fp, i.mem.reads.iter().collect::<Vec<_>>()), (None, vec![8]));
+    assert_eq!(
+        (i.fp, i.mem.reads.iter().collect::<Vec<_>>()),
+        (None, vec![8])
+    );
     let i = info(|a| a.fstp(tword_ptr(rax)));
-    assert_eq!((i.fp, i.mem.writes.iter().collect::<Vec<_>>()), (None, vec![10]));
+    assert_eq!(
+        (i.fp, i.mem.writes.iter().collect::<Vec<_>>()),
+        (None, vec![10])
+    );
     let not_flop = [
         insn(|a| a.fscale()),
         insn(|a| a.fabs()),
