@@ -52,8 +52,9 @@ pub struct CountArgs {
     /// Skip the native timed run (no FLOP/s then).
     #[arg(long)]
     no_native: bool,
-    /// Count the code between SDE SSC marks as a region, from this mark
-    /// value (as `__SSC_MARK(0x111)` emits; every start..stop pair counts).
+    /// Count the code between SDE SSC marks as a region (emulate and native
+    /// engines), from this mark value (as `__SSC_MARK(0x111)` emits; every
+    /// start..stop pair counts).
     #[arg(long, value_name = "N", value_parser = parse_mark, requires = "stop_mark")]
     start_mark: Option<u32>,
     /// The SSC mark value that ends the region (with --start-mark).
