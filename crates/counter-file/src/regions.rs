@@ -8,6 +8,12 @@ use crate::layout::{self, word, View};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
+/// The name of the region SDE SSC marks `start`..`stop` delimit, the same
+/// under both engines.
+pub fn ssc_region_name(start: u64, stop: u64) -> String {
+    format!("ssc:{start:#x}-{stop:#x}")
+}
+
 /// A region boundary met by a thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {

@@ -16,7 +16,8 @@
 //! - `flop.rs`: a row applied to one instruction (masks, DPPS/DPPD imm8).
 //! - `memory.rs`: bytes read and written, from iced's `used_memory()`, and
 //!   the [`DynamicMem`] cases only the run time can count; `sizes.rs`: the
-//!   accesses of one instruction by size, inline ([`Sizes`]).
+//!   accesses of one instruction by size, inline ([`Sizes`]); `ssc.rs`:
+//!   SDE's SSC marks ([`ssc_mark_value`]).
 //!
 //! The classifier takes 64-bit code as [`decode_one`] decodes it; Knights
 //! Corner (MVEX) forms, which need `DecoderOptions::KNC`, share rows with
@@ -40,9 +41,11 @@ mod lanes;
 mod memory;
 mod not_flop;
 mod sizes;
+mod ssc;
 pub mod table;
 
 pub use sizes::Sizes;
+pub use ssc::ssc_mark_value;
 
 use flopscope_model::{FlopOp, FpKey};
 

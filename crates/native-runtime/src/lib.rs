@@ -15,8 +15,8 @@
 //! - [`asm`]: dispatcher entry/exit, resume, thread clone, sigreturn;
 //!   [`dispatch`]: the dispatcher; [`syscalls`]: the program's system calls;
 //!   [`signals`]; [`regions`]: markers and SSC marks; [`thread`],
-//!   [`header`]: per-thread state behind `gs`; [`out`]: the counter file; [`alloc`]: the
-//!   runtime's allocator; [`sys`]: raw system calls.
+//!   [`header`]: per-thread state behind `gs`; [`out`]: the counter file;
+//!   [`alloc`]: the runtime's allocator; [`sys`]: raw system calls.
 
 pub mod alloc;
 pub mod asm;

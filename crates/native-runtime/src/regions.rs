@@ -4,7 +4,7 @@
 
 use crate::out;
 use crate::thread;
-use flopscope_counter_file::regions::{note_mismatch, Event, RegionTables};
+use flopscope_counter_file::regions::{note_mismatch, ssc_region_name, Event, RegionTables};
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, OnceLock};
 
@@ -30,8 +30,7 @@ fn parse_ssc(v: &str) -> Option<(u32, u32, String)> {
         None => t.trim().parse().ok(),
     };
     let (start, stop) = (num(a)?, num(b)?);
-    // The emulate engine's name for the same region.
-    Some((start, stop, format!("ssc:{start:#x}-{stop:#x}")))
+    Some((start, stop, ssc_region_name(start.into(), stop.into())))
 }
 
 /// The boundary an SSC mark `value` stands for, if the CLI asked for it.

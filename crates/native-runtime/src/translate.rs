@@ -197,6 +197,13 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
                 return done(insns, raws, End::FallTo(at), Some(last));
             }
             let bytes = &buf[pos..pos + insn.len()];
+            let prev = insns.last().map(|(i, _)| i);
+            if let Some(kind) =
+                flopscope_isa::ssc_mark_value(bytes, prev).and_then(crate::regions::ssc_kind)
+            {
+                // The mark starts the next block, in the state it sets.
+                return done(insns, raws, End::Ssc { kind, next: at }, None);
+            }
             let next = insn.next_ip();
             let info = classifier.classify(&insn);
             let disp_at = insn
@@ -207,11 +214,6 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
                 disp_at,
                 elided: false,
             });
-            if let Some(kind) = ssc_mark(bytes, insns.last().map(|(i, _)| i)) {
-                // The mark starts the next block, in the state it sets.
-                raws.pop();
-                return done(insns, raws, End::Ssc { kind, next: at }, None);
-            }
             if let Some(kind) = named_marker(bytes, &insn) {
                 let mem = MemRef {
                     base: insn.memory_base(),
@@ -319,19 +321,6 @@ fn named_marker(bytes: &[u8], insn: &Instruction) -> Option<u8> {
             crate::regions::BEGIN | crate::regions::END
         ))
     .then(|| insn.immediate8())
-}
-
-/// An SDE SSC mark the CLI asked for: `64 67 90` (fs addr32 nop) right
-/// after `mov ebx, imm32`, the pair `__SSC_MARK(imm32)` emits; the kind of
-/// boundary the value stands for.
-fn ssc_mark(bytes: &[u8], prev: Option<&Instruction>) -> Option<u8> {
-    if bytes != [0x64, 0x67, 0x90] {
-        return None;
-    }
-    let p = prev?;
-    (p.code() == Op::Mov_r32_imm32 && p.op0_register() == Register::EBX)
-        .then(|| crate::regions::ssc_kind(p.immediate32()))
-        .flatten()
 }
 
 /// Where the block's exits go: a translated block, or a stub.

@@ -38,13 +38,8 @@ pub fn recognise(
     insn: &iced_x86::Instruction,
     prev: Option<&iced_x86::Instruction>,
 ) -> Option<Marker> {
-    if bytes == [0x64, 0x67, 0x90] {
-        let p = prev?;
-        if p.code() == iced_x86::Code::Mov_r32_imm32 && p.op0_register() == iced_x86::Register::EBX
-        {
-            return Some(Marker::Ssc(p.immediate32()));
-        }
-        return None;
+    if let Some(value) = flopscope_isa::ssc_mark_value(bytes, prev) {
+        return Some(Marker::Ssc(value));
     }
     if bytes.len() >= 5
         && bytes[0] == 0x2e

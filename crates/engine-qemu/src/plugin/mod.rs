@@ -86,7 +86,7 @@ fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), St
     let out = out.ok_or("missing plugin argument out=PATH (the counter file made by flopscope)")?;
     bank::open_counter_file(&out, create)?;
     if ssc != (0, 0) {
-        let name = format!("ssc:{:#x}-{:#x}", ssc.0, ssc.1);
+        let name = flopscope_counter_file::regions::ssc_region_name(ssc.0, ssc.1);
         let id = regions::region_id(name.as_bytes()).ok_or("cannot register the SSC region")?;
         markers::SSC_START.store(ssc.0, std::sync::atomic::Ordering::Relaxed);
         markers::SSC_STOP.store(ssc.1, std::sync::atomic::Ordering::Relaxed);
