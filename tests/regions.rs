@@ -15,6 +15,8 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
 const FLOPSCOPE: &str = env!("CARGO_BIN_EXE_flopscope");
+/// glibc pinned alike under both engines (see the support module).
+const SAME_GLIBC: (&str, &str) = crate::support::cpu::SAME_GLIBC_EVERYWHERE;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -806,6 +808,7 @@ fn every_kind_of_marker_counts_the_same_under_the_native_engine() {
                 .arg(exe)
                 .args(args.iter().map(u64::to_string))
                 .env("LD_BIND_NOW", "1")
+                .env(SAME_GLIBC.0, SAME_GLIBC.1)
                 .env("OMP_NUM_THREADS", "1")
                 .output()
                 .unwrap();

@@ -8,6 +8,8 @@
 
 #![allow(dead_code)] // each test module uses its own subset
 
+pub mod cpu;
+
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;

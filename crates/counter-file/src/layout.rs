@@ -57,7 +57,10 @@ pub mod word {
     pub const STATES_USED: usize = 9;
     /// Region ends that matched no open region, or closed inner ones.
     pub const MISMATCHES: usize = 10;
-    /// What the unsupported instruction is: 1 EVEX (AVX-512), 2 other.
+    /// What the unsupported instruction is: 1 EVEX (AVX-512) that QEMU
+    /// cannot run, 2 other (QEMU cannot run it, or the native engine cannot
+    /// go on), 3 an instruction of an extension this processor lacks
+    /// (native engine; the extension's name at [`super::FEATURE_TEXT`]).
     pub const UNSUPPORTED_KIND: usize = 11;
     /// 1 when XSAVE-family instructions ran whose bytes were not counted
     /// (native engine).
@@ -71,6 +74,10 @@ pub const UNSUPPORTED_TEXT: usize = 512;
 pub const TEXT_BYTES: usize = 256;
 /// Byte offset of the text describing the first region mismatch.
 pub const MISMATCH_TEXT: usize = UNSUPPORTED_TEXT + TEXT_BYTES;
+/// Byte offset of the name of the extension an unsupported instruction of
+/// kind 3 needs (NUL-terminated, iced-x86's spelling: `AVX512F`).
+pub const FEATURE_TEXT: usize = MISMATCH_TEXT + TEXT_BYTES;
+pub const FEATURE_TEXT_BYTES: usize = 32;
 
 /// Fixed slots: every file has them, so memory callbacks need no lookup.
 pub const SLOT_INSTRUCTIONS: u32 = 0;

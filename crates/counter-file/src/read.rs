@@ -51,14 +51,27 @@ pub struct FileCounts {
     pub mismatch_text: String,
 }
 
-/// An instruction the program reached that QEMU cannot execute.
+/// An instruction the program reached that the engine cannot execute.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsupported {
     pub pc: u64,
-    /// Intel syntax, as iced-x86 formats it.
+    /// Intel syntax, as iced-x86 formats it (or, from the native engine,
+    /// why it cannot go on).
     pub text: String,
-    /// An EVEX (AVX-512) instruction.
-    pub evex: bool,
+    pub kind: UnsupportedKind,
+}
+
+/// Why an instruction could not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnsupportedKind {
+    /// An EVEX (AVX-512) instruction QEMU 7.2 cannot execute.
+    Evex,
+    /// Another instruction QEMU cannot execute, or a construct the native
+    /// engine cannot handle.
+    Other,
+    /// An instruction of an extension this processor lacks (native engine):
+    /// it raised SIGILL, as it does natively.
+    MissingFeature(String),
 }
 
 /// One marked region's counts.
@@ -167,11 +180,15 @@ impl CounterFile {
         };
         let pc = layout::load(v.word(word::UNSUPPORTED_PC));
         if pc != 0 {
-            let evex = layout::load(v.word(word::UNSUPPORTED_KIND)) == 1;
+            let kind = match layout::load(v.word(word::UNSUPPORTED_KIND)) {
+                1 => UnsupportedKind::Evex,
+                3 => UnsupportedKind::MissingFeature(v.text(layout::FEATURE_TEXT)),
+                _ => UnsupportedKind::Other,
+            };
             out.unsupported = Some(Unsupported {
                 pc,
                 text: v.text(layout::UNSUPPORTED_TEXT),
-                evex,
+                kind,
             });
         }
         out.uncounted_state = layout::load(v.word(word::UNCOUNTED_STATE)) != 0;

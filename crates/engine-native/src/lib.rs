@@ -21,7 +21,7 @@
 
 mod elf;
 
-use flopscope_counter_file::read::CounterFile;
+use flopscope_counter_file::read::{CounterFile, Unsupported, UnsupportedKind};
 use flopscope_counter_file::report::report_of_run;
 use flopscope_engine_qemu::host::program::{self, ProgramError};
 use flopscope_model::{ExitStatus, Report};
@@ -141,11 +141,18 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
     );
     report.engine_time_s = Some(engine_time);
     if let Some(u) = &main.unsupported {
-        report.complete = false;
-        report.warnings.insert(
-            0,
-            format!("the native engine stopped the program: {}", u.text),
-        );
+        let died_of_sigill = matches!(&report.exit_status, ExitStatus::Signal(s) if s == "SIGILL");
+        let message = match &u.kind {
+            UnsupportedKind::MissingFeature(feature) => {
+                report.complete &= !died_of_sigill;
+                missing_feature_message(u, feature, died_of_sigill)
+            }
+            _ => {
+                report.complete = false;
+                format!("the native engine stopped the program: {}", u.text)
+            }
+        };
+        report.warnings.insert(0, message);
     }
     if let Some(pc) = main.generated_code_pc {
         report.complete = false;
@@ -166,3 +173,34 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
 }
 
 use std::os::unix::process::CommandExt;
+
+/// The warning for an instruction of an extension this processor lacks.
+fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String {
+    let hidden = std::env::var("FLOPSCOPE_HIDE_CPU_FEATURES").is_ok_and(|v| {
+        v.split(',').any(|h| {
+            h.trim().eq_ignore_ascii_case(feature)
+                || h.trim()
+                    .replace(['_', '.'], "")
+                    .eq_ignore_ascii_case(&feature.replace('_', ""))
+        })
+    });
+    let lacks = if hidden {
+        "which FLOPSCOPE_HIDE_CPU_FEATURES hides from the native engine"
+    } else {
+        "which this processor lacks"
+    };
+    let rebuild = if feature.starts_with("AVX512") {
+        "rebuild it without AVX-512 (for example -march=x86-64-v3 or -mno-avx512f)"
+    } else {
+        "rebuild it for an older instruction set (for example -march=x86-64-v2)"
+    };
+    let what = if died {
+        "and the processor stopped it there with SIGILL, as it does without flopscope"
+    } else {
+        "and the processor raised SIGILL there, which the program handled"
+    };
+    format!(
+        "the program reached `{}` at {:#x}, an instruction of {feature}, {lacks}, {what}: run it on a processor with {feature} or {rebuild}; counts up to that point are in the report",
+        u.text, u.pc
+    )
+}

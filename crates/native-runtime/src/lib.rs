@@ -11,7 +11,7 @@
 //!   each counter slot stands for; [`translator`]: the shared state (blocks,
 //!   slots, arenas, lookup table) behind one lock; [`cache`]: arenas near the
 //!   code, stubs, the indirect-branch lookup routine; [`codemap`]: where
-//!   readable code is.
+//!   readable code is; [`cpu`]: extensions this processor lacks.
 //! - [`asm`]: dispatcher entry/exit, resume, thread clone, sigreturn;
 //!   [`dispatch`]: the dispatcher; [`syscalls`]: the program's system calls;
 //!   [`signals`]; [`regions`]: markers and SSC marks; [`thread`],
@@ -23,6 +23,7 @@ pub mod asm;
 pub mod cache;
 pub mod code;
 pub mod codemap;
+pub mod cpu;
 pub mod dispatch;
 pub mod emit;
 pub mod header;

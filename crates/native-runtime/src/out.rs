@@ -141,15 +141,43 @@ pub fn after_fork() {
 
 /// Records why the engine stopped the program (shown in the report).
 pub fn note_unsupported(pc: u64, text: &str) {
+    note(pc, text, 2, "");
+}
+
+/// Records that the program reached `insn` at `pc`, of the extension
+/// `feature` this processor lacks: the SIGILL that follows is explained.
+pub fn note_missing_feature(pc: u64, feature: &str, insn: &str) {
+    note(pc, insn, 3, feature);
+}
+
+fn note(pc: u64, text: &str, kind: u64, feature: &str) {
     let Some(v) = view() else { return };
-    let mut b = text.as_bytes().to_vec();
-    b.truncate(layout::TEXT_BYTES - 1);
-    b.push(0);
-    // SAFETY: written once, before the process ends.
-    unsafe { v.write_bytes(layout::UNSUPPORTED_TEXT, &b) };
-    v.word(word::UNSUPPORTED_KIND).store(2, Ordering::Release);
-    v.word(word::UNSUPPORTED_PC)
-        .store(pc.max(1), Ordering::Release);
+    if v.word(word::UNSUPPORTED_PC)
+        .compare_exchange(0, pc.max(1), Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return; // the first one reached is the one the report names
+    }
+    let nul_ended = |t: &str, room: usize| {
+        let mut b = t.as_bytes().to_vec();
+        b.truncate(room - 1);
+        b.push(0);
+        b
+    };
+    // SAFETY: written once, by the thread that won the exchange above, before
+    // the kind says they are there.
+    unsafe {
+        v.write_bytes(
+            layout::UNSUPPORTED_TEXT,
+            &nul_ended(text, layout::TEXT_BYTES),
+        );
+        v.write_bytes(
+            layout::FEATURE_TEXT,
+            &nul_ended(feature, layout::FEATURE_TEXT_BYTES),
+        );
+    }
+    v.word(word::UNSUPPORTED_KIND)
+        .store(kind, Ordering::Release);
 }
 
 /// The hash of the flush's map from slot kinds to file slots: a multiply

@@ -196,6 +196,26 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
                 let last = insns.len() - 1;
                 return done(insns, raws, End::FallTo(at), Some(last));
             }
+            if let Some(feature) = crate::cpu::missing(&insn) {
+                // The block ends before it; as the first of its own block it
+                // is recorded and becomes a ud2: SIGILL where it stands, as
+                // on this processor natively, now with a name.
+                if insns.is_empty() {
+                    crate::out::note_missing_feature(
+                        at,
+                        &format!("{feature:?}"),
+                        &format_insn(&insn),
+                    );
+                    insns.push((Instruction::with(Op::Ud2), InsnInfo::default()));
+                    raws.push(Raw {
+                        len: 0,
+                        disp_at: None,
+                        elided: false,
+                    });
+                    return done(insns, raws, End::FallTo(insn.next_ip()), Some(0));
+                }
+                return done(insns, raws, End::FallTo(at), None);
+            }
             let bytes = &buf[pos..pos + insn.len()];
             let prev = insns.last().map(|(i, _)| i);
             if let Some(kind) =
@@ -294,11 +314,17 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
     }
 }
 
-/// The message for an instruction the engine cannot run from the cache.
-fn unsupported(insn: &Instruction) -> String {
+/// An instruction in Intel syntax, as the emulate engine shows it.
+fn format_insn(insn: &Instruction) -> String {
     use iced_x86::Formatter;
     let mut text = String::new();
     iced_x86::IntelFormatter::new().format(insn, &mut text);
+    text
+}
+
+/// The message for an instruction the engine cannot run from the cache.
+fn unsupported(insn: &Instruction) -> String {
+    let text = format_insn(insn);
     format!(
         "the program uses `{text}` at {:#x} (a far transfer or a hardware transaction), which the native engine does not handle yet: count it with --engine emulate",
         insn.ip()

@@ -1,7 +1,7 @@
 //! Running a program under `qemu-x86_64` with the plugin, and turning the
 //! counter files into a [`Report`].
 
-use super::counters::{CounterFile, Unsupported};
+use super::counters::{CounterFile, Unsupported, UnsupportedKind};
 use super::program::{qemu_argv, ProgramError};
 use flopscope_counter_file::report::report_of_run;
 use flopscope_model::{ExitStatus, Report};
@@ -81,7 +81,7 @@ pub struct QemuEngine {
 
 /// The message for a program stopped by an instruction QEMU cannot execute.
 pub fn unsupported_message(u: &Unsupported) -> String {
-    let (what, fix) = if u.evex {
+    let (what, fix) = if u.kind == UnsupportedKind::Evex {
         (
             "an AVX-512 (EVEX) instruction",
             "rebuild it without AVX-512 (for example -march=x86-64-v3 or -mno-avx512f)",
