@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what flopscope and its tests need on Debian 12 / Ubuntu: QEMU user
 # mode (7.2, dynamically linked: plugin support), compilers, OpenMP, MPI,
-# Python 3 (the benchmarks, and a test that counts CPython).
+# Python 3 (the benchmarks, and a test that counts CPython), OpenBLAS (a
+# test attributes cblas_dgemm's FLOP to its kernels), dwz (a symbols test
+# reads DWARF that dwz compressed, as Debian's debug packages are).
 # Idempotent: installs only what is missing. Needs root or sudo.
 set -euo pipefail
 need=()
-for pkg in qemu-user gcc g++ gfortran libgomp1 make openmpi-bin libopenmpi-dev python3; do
+for pkg in qemu-user gcc g++ gfortran libgomp1 make openmpi-bin libopenmpi-dev python3 libopenblas-dev dwz; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if ((${#need[@]})); then

@@ -23,3 +23,5 @@ mod cli_engines;
 mod perf_regions;
 // The native engine: against the emulate engine, closed forms on AVX-512, threads, signals.
 mod native;
+// Attribution: functions, loops and source lines of known counts, both engines.
+mod attribution;

@@ -9,6 +9,7 @@
 #![allow(dead_code)] // each test module uses its own subset
 
 pub mod cpu;
+pub mod sums;
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -134,6 +135,14 @@ pub fn count_with<A: AsRef<OsStr>>(
                 .unwrap_or_else(|e| panic!("report of {exe:?} is not JSON: {e}\n{text}")),
         )
     });
+    if let Some(r) = &report {
+        let m = sums::mismatches(&r.0);
+        assert!(
+            m.is_empty(),
+            "{exe:?} under {engine}: functions or lines do not sum to the totals:\n{}",
+            m.join("\n")
+        );
+    }
     Run {
         code: out.status.code().unwrap_or(-1),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),

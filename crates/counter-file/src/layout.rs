@@ -68,6 +68,9 @@ pub mod word {
     /// Native engine: the first address of code run from a writable mapping
     /// or rewritten after translation (code generated at run time), else 0.
     pub const GENERATED_CODE_PC: usize = 13;
+    /// 1 when attribution data was lost (counter numbers ran out, the code
+    /// table could not be written): functions and lines are then partial.
+    pub const PROFILE_LOST: usize = 14;
 }
 /// Byte offset of the text describing the unsupported instruction (NUL-terminated).
 pub const UNSUPPORTED_TEXT: usize = 512;

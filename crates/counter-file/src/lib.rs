@@ -8,8 +8,11 @@
 //!   processes' files merged in.
 //! - [`regions`]: region names and states as markers register them.
 //! - [`progress`]: waiting for the counted program, with a progress line.
+//! - [`profile`]: the executed code (blocks, their instructions' counts,
+//!   their ends) and per-block counters, for attribution.
 
 pub mod layout;
+pub mod profile;
 pub mod progress;
 pub mod read;
 pub mod regions;

@@ -146,6 +146,25 @@ impl CounterFile {
         unsafe { View::new(self.base) }
     }
 
+    /// What each used slot counts (`None`: a kind this version cannot read).
+    pub fn slot_kinds(&self) -> Vec<Option<SlotKind>> {
+        let v = self.view();
+        let slots = (layout::load(v.word(word::SLOTS_USED)) as usize).min(MAX_SLOTS);
+        (0..slots).map(|s| v.slot_kind(s)).collect()
+    }
+
+    /// The region state of each used bank, in bank order.
+    pub fn bank_states(&self) -> Vec<u32> {
+        let v = self.view();
+        let banks = (layout::load(v.word(word::BANKS_USED)) as usize).min(MAX_BANKS);
+        (0..banks).map(|b| v.bank_state(b)).collect()
+    }
+
+    /// Whether attribution data was lost (see `word::PROFILE_LOST`).
+    pub fn profile_lost(&self) -> bool {
+        layout::load(self.view().word(word::PROFILE_LOST)) != 0
+    }
+
     /// Whether the plugin attached to this file (it records its pid).
     pub fn attached(&self) -> bool {
         layout::load(self.view().word(word::PID)) != 0
@@ -247,7 +266,8 @@ impl CounterFile {
     }
 }
 
-fn add_slot(c: &mut Counts, kind: SlotKind, n: u64) {
+/// Adds `n` counts of slot kind `kind` into `c`.
+pub fn add_slot(c: &mut Counts, kind: SlotKind, n: u64) {
     match kind {
         SlotKind::Instructions => c.instructions += n,
         SlotKind::FpInsn {
@@ -306,7 +326,12 @@ pub fn child_files(path: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
-                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .filter(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n.starts_with(&prefix)
+                        && !n.ends_with(crate::profile::CODE_SUFFIX)
+                        && !n.ends_with(crate::profile::PROF_SUFFIX)
+                })
                 .map(|e| e.path())
                 .collect()
         })

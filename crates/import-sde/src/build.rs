@@ -1,6 +1,7 @@
 //! One process (a mix file and, optionally, its mask profile) to a `Report`.
 
 use crate::error::SdeError;
+use crate::functions::functions;
 use crate::mask::MaskProfile;
 use crate::mix::MixFile;
 use crate::summary::{summarize, MaskInput};
@@ -10,9 +11,10 @@ use flopscope_model::{Report, ThreadRow};
 pub const ENGINE: &str = "sde-import";
 
 /// Builds the report of one process: totals from the global histogram, one
-/// thread row per `EMIT_DYNAMIC_STATS FOR TID` histogram. Warnings about the
-/// mix are as they are (the importer prefixes them with the mix file's name);
-/// those about the mask profile name it.
+/// thread row per `EMIT_DYNAMIC_STATS FOR TID` histogram, one function row
+/// per function of the per-function histograms ([`crate::functions`]).
+/// Warnings about the mix are as they are (the importer prefixes them with
+/// the mix file's name); those about the mask profile name it.
 pub fn report_from(mix: &MixFile, mask: Option<&MaskProfile>) -> Result<Report, SdeError> {
     let mut report = Report::new(ENGINE, Vec::new());
     let mut warnings: Vec<String> = mix.notes.clone();
@@ -58,6 +60,9 @@ pub fn report_from(mix: &MixFile, mask: Option<&MaskProfile>) -> Result<Report, 
     if let Some(w) = threads_disagree(&report) {
         warnings.push(w);
     }
+    let f = functions(mix, mask, &report.summary)?;
+    report.functions = f.rows;
+    warnings.extend(f.warnings);
 
     report.warnings = warnings;
     report.complete = true;

@@ -105,6 +105,20 @@ fn register_bits(operand: &str) -> Option<u32> {
     }
 }
 
+/// The width of a register operand of the disassembly (`zmm17`); `None`
+/// for anything else (`zmmword ptr [rax]`, `k1`).
+fn disassembly_register_bits(operand: &str) -> Option<u32> {
+    let o = operand.to_ascii_lowercase();
+    let (bits, number) = if let Some(n) = o.strip_prefix("xmm") {
+        (128, n)
+    } else if let Some(n) = o.strip_prefix("ymm") {
+        (256, n)
+    } else {
+        (512, o.strip_prefix("zmm")?)
+    };
+    (!number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())).then_some(bits)
+}
+
 /// Decodes a histogram row name: an iform (`ICLASS_OPERAND_...`) or an iclass.
 pub fn fma_histogram_name(name: &str) -> Option<FmaForm> {
     let (iclass, operands) = match name.split_once('_') {
@@ -163,16 +177,111 @@ pub fn fma_disassembly(text: &str) -> Option<DisassembledFma> {
     let (precision, scalar) = fma_mnemonic(mnemonic)?;
     let destination = operands.split(',').next().unwrap_or("").trim();
     let register = destination.split('{').next().unwrap_or("").trim();
-    let vector_bits = register_bits(register);
-    let masked = operands
-        .match_indices("{k")
-        .any(|(i, _)| operands[i + 2..].starts_with(|c: char| ('1'..='7').contains(&c)));
+    let vector_bits = disassembly_register_bits(register);
+    let masked = opmask(operands);
     Some(DisassembledFma {
         precision,
         scalar,
         vector_bits,
         masked,
     })
+}
+
+/// A floating-point instruction of the mask profile's details that adds to
+/// SDE's `*elements_fp_*` counters: an FMA form (masked or not), or any other
+/// masked packed or scalar fp instruction that is not a move or a conversion
+/// (SDE counts those under `*dataxfer_*` and `*convert_*`). Which instructions
+/// SDE counts is its own decision: the per-function import checks these
+/// against each function's `*elements_fp_*_masked` counts rather than trusting
+/// this list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DisassembledFp {
+    pub precision: Precision,
+    pub scalar: bool,
+    /// Register width of the destination, when it is a vector register.
+    pub vector_bits: Option<u32>,
+    /// An opmask register k1..k7 selects the lanes.
+    pub masked: bool,
+    pub fma: bool,
+}
+
+impl DisassembledFp {
+    /// Elements per execution without a mask; `None` for a packed form whose
+    /// destination is not a vector register.
+    pub fn lanes(&self) -> Option<u32> {
+        self.as_fma().lanes()
+    }
+
+    /// The same instruction as the FMA detail the summary arithmetic reads.
+    pub fn as_fma(&self) -> DisassembledFma {
+        DisassembledFma {
+            precision: self.precision,
+            scalar: self.scalar,
+            vector_bits: self.vector_bits,
+            masked: self.masked,
+        }
+    }
+}
+
+/// Decodes the disassembly of a mask profile detail into a [`DisassembledFp`]
+/// (see there for which instructions qualify); `None` for anything else.
+pub fn fp_disassembly(text: &str) -> Option<DisassembledFp> {
+    if let Some(f) = fma_disassembly(text) {
+        return Some(DisassembledFp {
+            precision: f.precision,
+            scalar: f.scalar,
+            vector_bits: f.vector_bits,
+            masked: f.masked,
+            fma: true,
+        });
+    }
+    let text = text.trim();
+    let (mnemonic, operands) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    let m = mnemonic.to_ascii_lowercase();
+    // `vp...` is integer SIMD (vpaddd, vpabsd) or a permute; the rest are data
+    // transfers and conversions.
+    const NOT_COMPUTATION: [&str; 7] = [
+        "vp",
+        "vmov",
+        "vbroadcast",
+        "vgather",
+        "vscatter",
+        "vexpand",
+        "vcompress",
+    ];
+    if !m.starts_with('v')
+        || m.starts_with("vcvt")
+        || NOT_COMPUTATION.iter().any(|p| m.starts_with(p))
+    {
+        return None;
+    }
+    let (precision, scalar) = match &m[m.len().saturating_sub(2)..] {
+        "pd" => (Precision::Fp64, false),
+        "ps" => (Precision::Fp32, false),
+        "ph" => (Precision::Fp16, false),
+        "sd" => (Precision::Fp64, true),
+        "ss" => (Precision::Fp32, true),
+        "sh" => (Precision::Fp16, true),
+        _ => return None,
+    };
+    let masked = opmask(operands);
+    let destination = operands.split(',').next().unwrap_or("").trim();
+    let vector_bits = disassembly_register_bits(destination.split('{').next().unwrap_or("").trim());
+    // Only masked ones are needed beside the FMAs; a packed one needs its width.
+    (masked && (scalar || vector_bits.is_some())).then_some(DisassembledFp {
+        precision,
+        scalar,
+        vector_bits,
+        masked,
+        fma: false,
+    })
+}
+
+/// An opmask k1..k7 among the operands (`{k1}`); k0 is never printed.
+fn opmask(operands: &str) -> bool {
+    operands
+        .match_indices("{k")
+        .any(|(i, _)| operands[i + 2..].starts_with(|c: char| ('1'..='7').contains(&c)))
 }
 
 #[cfg(test)]
@@ -260,5 +369,34 @@ mod tests {
         assert_eq!((d.lanes(), d.masked), (Some(1), true));
         assert_eq!(fma_disassembly("vaddpd zmm0{k1}, zmm1, zmm2"), None);
         assert_eq!(fma_disassembly(""), None);
+    }
+
+    #[test]
+    fn masked_fp_computations_but_not_moves_conversions_or_integers() {
+        let d = fp_disassembly("vaddpd zmm0{k1}, zmm1, zmm2").unwrap();
+        assert_eq!(
+            (d.precision, d.lanes(), d.masked, d.fma),
+            (Precision::Fp64, Some(8), true, false)
+        );
+        let d = fp_disassembly("vmulss xmm3{k2}{z}, xmm4, dword ptr [rax]").unwrap();
+        assert_eq!(
+            (d.precision, d.lanes(), d.scalar),
+            (Precision::Fp32, Some(1), true)
+        );
+        let d = fp_disassembly("vfmadd231ps ymm1, ymm2, ymm3").unwrap();
+        assert_eq!((d.lanes(), d.masked, d.fma), (Some(8), false, true));
+        for not in [
+            "vaddpd zmm0, zmm1, zmm2",
+            "vmovupd zmmword ptr [rdi]{k1}, zmm0",
+            "vcvtpd2ps ymm0{k1}, zmm1",
+            "vpaddd zmm0{k1}, zmm1, zmm2",
+            "vpabsd zmm0{k1}, zmm1",
+            "vbroadcastsd zmm0{k1}, xmm1",
+            "vgatherdpd zmm0{k1}, qword ptr [rax+ymm1*8]",
+            "addpd xmm0, xmm1",
+            "vaddpd zmmword ptr [rax]{k1}, zmm1, zmm2",
+        ] {
+            assert_eq!(fp_disassembly(not), None, "{not}");
+        }
     }
 }

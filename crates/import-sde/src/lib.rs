@@ -33,10 +33,36 @@
 //!   from iform names and the mask profile's per-instruction details.
 //! - `bytes` and `mem_accesses`: from `*mem-read-<size>` / `*mem-write-<size>`.
 //! - `instructions`: `*total`; `threads`: one row per thread section.
+//! - `functions`: one row per function of SDE's per-function histograms
+//!   (`EMIT_PER_FUNCTION_STATS`, written by `-mix` / `-omix` by default): the
+//!   whole process's report when the file has one (`-global_functions`),
+//!   else the per-thread reports summed per function. Each row has the counts
+//!   above, by the same arithmetic and knowing what the totals know; masked
+//!   lanes come from the mask profile's per-instruction details, placed by
+//!   address and used only where they match the function's
+//!   `*elements_fp_*_masked` counts. `name` and `module` (the image path) as
+//!   SDE prints them (code without a symbol: `<image file>+0x<offset>`),
+//!   `address` the start; source lines, inclusive counts and times are null.
+//!   SDE lists only its top functions by instructions: the rest of the totals
+//!   is one more row, last, named [`UNLISTED`], and a warning gives the
+//!   listed functions' share of the FLOP and instructions. A file without
+//!   per-function sections gets an empty `functions` and a warning saying how
+//!   to get them. Details in [`functions`].
 //!
 //! ```
-//! use flopscope_import_sde::{parse_mix, report_from};
+//! use flopscope_import_sde::{parse_mix, report_from, UNLISTED};
 //! let text = [
+//!     "# EMIT_PER_FUNCTION_STATS FOR TID 0  OS-TID 4242 EMIT# 1",
+//!     "#",
+//!     "# $dynamic-counts-for-function: triad  IMG: /home/u/a.out at [0x401a20, 0x401c00)  99.5%",
+//!     "#",
+//!     "# TID 0",
+//!     "*elements_fp_double_4                         90",
+//!     "VFMADD231PD_YMMqq_YMMqq_YMMqq                 90",
+//!     "*mem-read-32                                 180",
+//!     "*mem-write-32                                 90",
+//!     "*total                                       360",
+//!     "# END_PER_FUNCTION_STATS",
 //!     "# EMIT_GLOBAL_DYNAMIC_STATS   EMIT# 1",
 //!     "#",
 //!     "# $global-dynamic-counts",
@@ -60,11 +86,16 @@
 //! // 200 x 32 bytes read, 100 x 32 written; `*mem-read` counts operands, not bytes.
 //! assert_eq!(report.summary.bytes.map(|b| (b.read, b.written)), Some((6400, 3200)));
 //! assert_eq!(report.engine, "sde-import");
+//! // SDE listed `triad` (90 of the FMAs); the rest is a row of its own.
+//! let f: Vec<_> = report.functions.iter().map(|f| (f.name.as_str(), f.summary.flop.total)).collect();
+//! assert_eq!(f, [("triad", 720), (UNLISTED, 80)]);
+//! assert_eq!(report.functions[0].module, "/home/u/a.out");
 //! ```
 
 mod build;
 mod error;
 mod files;
+pub mod functions;
 pub mod iform;
 mod mask;
 mod merge;
@@ -75,6 +106,12 @@ pub use build::{report_from, ENGINE};
 pub use error::SdeError;
 pub use files::{file_kind, import_files, import_runs, import_sources, pair_files, FileKind, Run};
 pub use flopscope_model::Report;
-pub use mask::{parse_mask_profile, row_precision, FmaDetail, MaskProfile, MaskThread, SummaryRow};
+pub use functions::UNLISTED;
+pub use mask::{
+    parse_mask_profile, row_precision, FmaDetail, FpDetail, MaskProfile, MaskThread, SummaryRow,
+};
 pub use merge::merge_sources;
-pub use mix::{parse_mix, Counter, Histogram, MixFile, ThreadHistogram};
+pub use mix::{
+    parse_mix, Counter, FunctionHistogram, FunctionTable, Histogram, Image, MixFile,
+    ThreadHistogram,
+};

@@ -23,12 +23,15 @@
 //! computation, data transfer, sparse), vector length, maximal elements,
 //! element size, element type (`fp`/`int`), instruction count, computation
 //! count (active lanes, FMA counted once) and lane utilisation. The element
-//! names are those the public SDE FLOP scripts read. Other elements
-//! (address, image, function, ...) are skipped, and so is anything outside
-//! `<thread>`; a single root element is not required.
+//! names are those the public SDE FLOP scripts read. A detail's `<address>`,
+//! `<image>` and `<function>` are kept for the fp instructions (they place
+//! masked FLOP in functions, see [`FpDetail`]); other elements are skipped,
+//! and so is anything outside `<thread>`; a single root element is not
+//! required. The location elements follow the layout of public descriptions:
+//! no real profile with them has been checked here.
 
 use crate::error::{quote, SdeError};
-use crate::iform::{fma_disassembly, DisassembledFma};
+use crate::iform::{fp_disassembly, DisassembledFma, DisassembledFp};
 use flopscope_model::Precision;
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -68,14 +71,32 @@ pub struct FmaDetail {
     pub line: usize,
 }
 
+/// One fp instruction of the per-instruction details, where it is: every
+/// FMA and every other masked fp computation ([`DisassembledFp`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FpDetail {
+    pub form: DisassembledFp,
+    pub executions: u64,
+    /// Active lanes over all executions.
+    pub computations: u64,
+    /// `<address>`, `<image>` and `<function>`, when the detail has them.
+    pub address: Option<u64>,
+    pub image: Option<String>,
+    pub function: Option<String>,
+    pub line: usize,
+}
+
 /// One `<thread>` of the profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MaskThread {
     pub tid: u64,
     pub line: usize,
     pub rows: Vec<SummaryRow>,
-    /// The FMA instructions among the details (others are not needed).
+    /// The FMA instructions among the details.
     pub fma: Vec<FmaDetail>,
+    /// The FMA and masked fp computation details with their location (a
+    /// masked computation without both counts is left out).
+    pub fp: Vec<FpDetail>,
 }
 
 /// A parsed dynamic mask profile.
@@ -122,6 +143,9 @@ struct Detail {
     disassembly: Option<(String, usize)>,
     executions: Option<(u64, usize)>,
     computations: Option<(u64, usize)>,
+    address: Option<u64>,
+    image: Option<String>,
+    function: Option<String>,
 }
 
 /// Parses the text of a dynamic mask profile. `name` is used in messages.
@@ -399,6 +423,18 @@ fn close_element(
                 }
             }
         }
+        // Where the instruction is: only used to place it in a function, so a
+        // value that does not read leaves it unplaced rather than failing.
+        "address" | "image" | "function" => {
+            if let Some(d) = detail {
+                let value = text.trim();
+                match tag {
+                    "address" => d.address = hex(value),
+                    "image" => d.image = (!value.is_empty()).then(|| value.to_string()),
+                    _ => d.function = (!value.is_empty()).then(|| value.to_string()),
+                }
+            }
+        }
         "instruction-details" => {
             let (Some(d), Some((t, _))) = (detail.take(), thread.as_mut()) else {
                 return Ok(());
@@ -406,32 +442,57 @@ fn close_element(
             let Some((text, _)) = &d.disassembly else {
                 return Ok(());
             };
-            let Some(form) = fma_disassembly(text) else {
+            let Some(form) = fp_disassembly(text) else {
                 return Ok(());
             };
-            let missing = |what: &str| {
-                SdeError::parse(
-                    name,
-                    line,
-                    format!("a `<{what}>` in the details of `{text}` (line {})", d.line),
-                    "`</instruction-details>`",
-                )
+            let (executions, computations) = match (d.executions, d.computations) {
+                (Some((e, _)), Some((c, _))) => (e, c),
+                // The FMA arithmetic needs both counts: a detail without them is bad input.
+                (e, _) if form.fma => {
+                    let what = if e.is_none() {
+                        "execution-counts"
+                    } else {
+                        "computation-count"
+                    };
+                    return Err(SdeError::parse(
+                        name,
+                        line,
+                        format!("a `<{what}>` in the details of `{text}` (line {})", d.line),
+                        "`</instruction-details>`",
+                    ));
+                }
+                _ => return Ok(()),
             };
-            let executions = d.executions.ok_or_else(|| missing("execution-counts"))?.0;
-            let computations = d
-                .computations
-                .ok_or_else(|| missing("computation-count"))?
-                .0;
-            t.fma.push(FmaDetail {
+            if form.fma {
+                t.fma.push(FmaDetail {
+                    form: form.as_fma(),
+                    executions,
+                    computations,
+                    line: d.line,
+                });
+            }
+            t.fp.push(FpDetail {
                 form,
                 executions,
                 computations,
+                address: d.address,
+                image: d.image,
+                function: d.function,
                 line: d.line,
             });
         }
         _ => {}
     }
     Ok(())
+}
+
+/// `0x0000000000401a20` (or without `0x`).
+fn hex(text: &str) -> Option<u64> {
+    let digits = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))
+        .unwrap_or(text);
+    u64::from_str_radix(digits, 16).ok()
 }
 
 /// One line of a summary table: a data row (first word `masked` or
@@ -518,6 +579,45 @@ mod tests {
             (10, 50, 9)
         );
         assert!(t.fma[0].form.masked);
+    }
+
+    #[test]
+    fn fp_details_keep_where_they_are() {
+        let text = SMALL.replace(
+            "<disassembly> vfmadd213pd",
+            "<address> 0x0000000000401a20 </address>\n<image> /a.out </image>\n<function> k </function>\n<disassembly> vfmadd213pd",
+        )
+        .replace(
+            "</thread>",
+            "<instruction-details><address> 0x401a26 </address><disassembly> vaddpd zmm0{k2}, zmm1, zmm2 </disassembly>\
+             <execution-counts> 4 </execution-counts><computation-count> 9 </computation-count></instruction-details>\
+             <instruction-details><disassembly> vaddpd zmm0, zmm1, zmm2 </disassembly>\
+             <execution-counts> 4 </execution-counts><computation-count> 32 </computation-count></instruction-details>\n</thread>",
+        );
+        let p = parse_mask_profile(&text, "p").unwrap();
+        let fp = &p.threads[0].fp;
+        // The FMA and the masked vaddpd; the unmasked vaddpd is not needed.
+        assert_eq!(fp.len(), 2);
+        assert_eq!(
+            (
+                fp[0].address,
+                fp[0].image.as_deref(),
+                fp[0].function.as_deref(),
+                fp[0].form.fma
+            ),
+            (Some(0x401a20), Some("/a.out"), Some("k"), true)
+        );
+        assert_eq!(
+            (
+                fp[1].address,
+                fp[1].function.as_deref(),
+                fp[1].executions,
+                fp[1].computations,
+                fp[1].form.fma
+            ),
+            (Some(0x401a26), None, 4, 9, false)
+        );
+        assert_eq!(p.threads[0].fma.len(), 1);
     }
 
     #[test]

@@ -15,7 +15,9 @@
 //!      lane count ran (`*elements_fp_<p>_<n>_masked` > 0), these are not
 //!      counted and a warning says by how much FLOP may be understated; when
 //!      no such instruction ran, no FMA of that shape can have been masked
-//!      and executions x lanes is exact.
+//!      and executions x lanes is exact. A function's histogram is judged by
+//!      the process's counters (`summarize_in`), so that the functions
+//!      leave out what the totals leave out and add up to them.
 //!    - packed iclass names (`VFMADD231PD`, `-mix` without `-iform`) do not
 //!      tell xmm from zmm: not counted, and a warning gives the range.
 //!
@@ -131,11 +133,42 @@ fn fit(value: u128, file: &str, line: usize, what: &str) -> Result<u64, SdeError
     })
 }
 
+/// `*elements_fp_<p>_<n>_masked` counts of a histogram, by (precision, n).
+pub(crate) fn masked_counts(h: &Histogram) -> BTreeMap<(Precision, u32), u64> {
+    let mut out: BTreeMap<(Precision, u32), u64> = BTreeMap::new();
+    for (name, c) in &h.counters {
+        let Some(rest) = name.strip_prefix("*elements_fp_") else {
+            continue;
+        };
+        if let Some((p, lanes, true)) =
+            elements_counter(rest).and_then(|(w, n, m)| Some((precision_of_word(w)?, n, m)))
+        {
+            let slot = out.entry((p, lanes)).or_default();
+            *slot = slot.saturating_add(c.count);
+        }
+    }
+    out
+}
+
 pub(crate) fn summarize(
     h: &Histogram,
     mask: &MaskInput,
     file: &str,
 ) -> Result<Summarized, SdeError> {
+    summarize_in(h, mask, file, None)
+}
+
+/// [`summarize`] for a part of `scope` (a function of the process): without
+/// a mask profile, an AVX-512 FMA shape counts its second FLOP only if no
+/// masked instruction of that shape ran in the whole scope, as for the
+/// scope's own totals.
+pub(crate) fn summarize_in(
+    h: &Histogram,
+    mask: &MaskInput,
+    file: &str,
+    scope: Option<&Histogram>,
+) -> Result<Summarized, SdeError> {
+    let scope_masked = scope.map(masked_counts);
     let mut t = Tally {
         by_width: Some(BTreeMap::new()),
         ..Tally::default()
@@ -255,7 +288,11 @@ pub(crate) fn summarize(
                 add_row(&mut rows, form, *lanes, true, exec_m, 2 * comp_m);
             }
             MaskInput::Absent => {
-                if t.masked_counts.get(&(*p, *lanes)).copied().unwrap_or(0) == 0 {
+                let masked_here = match &scope_masked {
+                    Some(m) => u128::from(m.get(&(*p, *lanes)).copied().unwrap_or(0)),
+                    None => t.masked_counts.get(&(*p, *lanes)).copied().unwrap_or(0),
+                };
+                if masked_here == 0 {
                     *extra.entry(*p).or_default() += count * l;
                     add_row(&mut rows, form, *lanes, false, *count, 2 * count * l);
                 } else {

@@ -15,16 +15,16 @@ fn parse_error(e: &SdeError) -> (&str, usize, &str, &str) {
 
 #[test]
 fn a_truncated_mix_names_file_line_and_the_missing_end() {
-    // truncated-mix.txt: hsw-iform.txt cut after line 116, inside the global section.
+    // truncated-mix.txt: hsw-iform.txt cut after line 207, inside the global section.
     let e = import_files(&[fixture("truncated-mix.txt")]).unwrap_err();
     let (file, line, expected, found) = parse_error(&e);
     assert!(file.ends_with("truncated-mix.txt"));
-    assert_eq!(line, 116);
+    assert_eq!(line, 207);
     assert_eq!(expected, "`# END_GLOBAL_DYNAMIC_STATS`");
     assert!(found.contains("truncated"), "{found}");
     assert!(
         e.to_string()
-            .contains("truncated-mix.txt:116: expected `# END_GLOBAL_DYNAMIC_STATS`"),
+            .contains("truncated-mix.txt:207: expected `# END_GLOBAL_DYNAMIC_STATS`"),
         "{e}"
     );
 }
@@ -32,7 +32,8 @@ fn a_truncated_mix_names_file_line_and_the_missing_end() {
 #[test]
 fn every_truncation_of_a_mix_is_an_error_at_its_last_line() {
     // Cut after each line: only the cuts that keep `# END_GLOBAL_DYNAMIC_STATS`
-    // (line 180 of 180 and beyond) parse.
+    // (its last lines) parse; a cut inside the per-function sections names
+    // `# END_PER_FUNCTION_STATS`.
     let full = text("hsw-iform.txt");
     let lines: Vec<&str> = full.lines().collect();
     let end = lines

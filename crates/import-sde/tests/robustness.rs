@@ -25,6 +25,11 @@ const PIECES: &[&str] = &[
     "# END_GLOBAL_DYNAMIC_STATS",
     "# EMIT_DYNAMIC_STATS FOR TID 0  OS-TID 5 EMIT# 1",
     "# END_DYNAMIC_STATS",
+    "# EMIT_PER_FUNCTION_STATS FOR TID 0  OS-TID 5 EMIT# 1",
+    "# END_PER_FUNCTION_STATS",
+    "# $dynamic-counts-for-function: f(int)  IMG: /x at [0x401c40, 0x401c50)  1.0%",
+    "#GLOBAL FUNCTION TOTALS",
+    "<address> 0x401c48 </address>",
     "*elements_fp_double_4294967295   18446744073709551615",
     "*elements_fp_half_32_masked   18446744073709551615",
     "VFMADD231PD_ZMMf64_MASKmskw_ZMMf64_ZMMf64_AVX512   18446744073709551615",
@@ -106,6 +111,19 @@ fn check(r: &Report) {
     if let Some(fma) = s.flop_by_op.get("fma") {
         assert_eq!(rows, *fma);
     }
+    // The functions add up to the totals, or a warning says they do not.
+    let said = r.warnings.iter().any(|w| {
+        w.contains("`functions` does not add up to the totals")
+            || w.contains("the rest is not given as a row")
+    });
+    if !r.functions.is_empty() && !said {
+        let sum: u128 = r
+            .functions
+            .iter()
+            .map(|f| u128::from(f.summary.flop.total))
+            .sum();
+        assert_eq!(sum, u128::from(s.flop.total), "{:?}", r.warnings);
+    }
 }
 
 fn exercise(mix_text: &str, mask_text: &str) {
@@ -130,6 +148,7 @@ fn mutated_fixtures_never_panic() {
         "hsw-iclass.txt",
         "skx-avx512-iform.txt",
         "ranks/sde-mix-out.1001.txt",
+        "skx-functions.txt",
     ]
     .map(text);
     let mask = text("skx-avx512-mask.xml");

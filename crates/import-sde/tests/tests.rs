@@ -4,6 +4,7 @@ mod common; // fixture paths and loaders
 mod errors; // truncated, empty and foreign input: an error naming file and line, never a panic
 mod exporter; // what the model's SDE-mix exporter writes reads back to the same totals
 mod fma; // FMA of every family, width and precision; the known mistakes of public parsers
+mod functions; // per-function sections to `functions`: exact rows, masked lanes, what SDE did not list
 mod iclass; // `-mix` without `-iform`: opcode names carry no vector width
 mod json; // the report's JSON contract keys
 mod masked; // AVX-512 masked FLOP from the dynamic mask profile, and without one

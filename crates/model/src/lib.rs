@@ -16,6 +16,7 @@
 //! assert_eq!(r.summary.fp_elements["elements_fp_double_4"], 1000);
 //! ```
 
+pub mod attribution;
 pub mod ceilings;
 pub mod counts;
 pub mod diff;
@@ -24,6 +25,7 @@ pub mod io;
 pub mod markdown;
 pub mod merge;
 pub mod render;
+pub mod render_where;
 pub mod report;
 pub mod sde_mix;
 pub mod status;
@@ -31,6 +33,7 @@ pub mod times;
 pub mod units;
 pub mod vocab;
 
+pub use attribution::{FunctionRow, Inclusive, LineRow, LoopRow};
 pub use ceilings::{BandwidthCeiling, Ceilings, ComputeCeiling};
 pub use counts::{Counts, FpKey, FpTally};
 pub use engine::{Engine, EngineError};

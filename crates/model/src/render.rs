@@ -143,8 +143,13 @@ fn region_line(r: &Region) -> String {
     )
 }
 
-/// The table `flopscope count` prints.
+/// The table `flopscope count` prints, with the ten top functions and loops.
 pub fn table(r: &Report) -> String {
+    table_top(r, 10)
+}
+
+/// [`table`] with `top` rows of functions and loops.
+pub fn table_top(r: &Report, top: usize) -> String {
     let mut out = String::new();
     let status = match &r.exit_status {
         crate::report::ExitStatus::Code(c) => format!("exit {c}"),
@@ -217,6 +222,7 @@ pub fn table(r: &Report) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&crate::render_where::top_tables(r, top));
     if r.threads.len() > 1 {
         let _ = writeln!(out, "\nThreads: {}", r.threads.len());
         for t in &r.threads {

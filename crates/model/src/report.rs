@@ -378,6 +378,13 @@ pub struct Report {
     /// Counts outside every region; present when the program marked regions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmarked: Option<Summary>,
+    /// Where the work is (engines that attribute; empty otherwise).
+    #[serde(default)]
+    pub functions: Vec<crate::FunctionRow>,
+    #[serde(default)]
+    pub loops: Vec<crate::LoopRow>,
+    #[serde(default)]
+    pub lines: Vec<crate::LineRow>,
     #[serde(default)]
     pub warnings: Vec<String>,
 }
@@ -404,6 +411,9 @@ impl Report {
             processes: Vec::new(),
             regions: Vec::new(),
             unmarked: None,
+            functions: Vec::new(),
+            loops: Vec::new(),
+            lines: Vec::new(),
             warnings: Vec::new(),
         }
     }

@@ -12,6 +12,19 @@ pub struct Mapping {
 }
 
 static MAPS: Mutex<Vec<Mapping>> = Mutex::new(Vec::new());
+/// Every /proc/self/maps text read, in order (attribution names the code
+/// of each block after the mappings in force when it was translated).
+static TEXTS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The number of mappings snapshots read so far.
+pub fn snapshot_count() -> usize {
+    TEXTS.lock().unwrap_or_else(|e| e.into_inner()).len()
+}
+
+/// The mappings snapshots read so far, as /proc/self/maps texts.
+pub fn snapshots() -> Vec<String> {
+    TEXTS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
 
 /// Parses the readable mappings of a /proc/PID/maps text.
 pub fn parse(text: &str) -> Vec<Mapping> {
@@ -61,7 +74,9 @@ fn reload(maps: &mut Vec<Mapping>) {
         }
         libc::close(fd);
     }
-    *maps = parse(&String::from_utf8_lossy(&text));
+    let text = String::from_utf8_lossy(&text).into_owned();
+    *maps = parse(&text);
+    TEXTS.lock().unwrap_or_else(|e| e.into_inner()).push(text);
 }
 
 /// The mapping holding `addr`, if readable.

@@ -16,10 +16,13 @@
 //!   [`dispatch`]: the dispatcher; [`syscalls`]: the program's system calls;
 //!   [`signals`]; [`regions`]: markers and SSC marks; [`thread`],
 //!   [`header`]: per-thread state behind `gs`; [`out`]: the counter file;
-//!   [`alloc`]: the runtime's allocator; [`sys`]: raw system calls.
+//!   [`alloc`]: the runtime's allocator; [`sys`]: raw system calls;
+//!   [`attribution`]: the code table and block counters written beside the
+//!   counter file, for functions, loops and lines.
 
 pub mod alloc;
 pub mod asm;
+pub mod attribution;
 pub mod cache;
 pub mod code;
 pub mod codemap;

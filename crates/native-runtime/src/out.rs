@@ -239,11 +239,16 @@ fn flush_counts(v: View, finished: bool) {
     let mut banks = 0usize;
     let mut lost = 0u64;
     let mut agg = vec![0u64; layout::MAX_SLOTS];
+    let mut written: Vec<Vec<u64>> = Vec::new();
     for th in thread::all() {
         for s in 0..thread::MAX_STATES {
-            let Some(ctr) = th.counters(s, descs.len()) else {
+            let Some(live) = th.counters(s, descs.len()) else {
                 continue;
             };
+            // One copy for the totals and the attribution files alike: other
+            // threads may still be counting (a process ending while its
+            // workers spin), and both must tell the same counts.
+            let ctr = live.to_vec();
             agg.iter_mut().for_each(|a| *a = 0);
             for (slot, &c) in ctr.iter().enumerate() {
                 if c == 0 {
@@ -282,8 +287,14 @@ fn flush_counts(v: View, finished: bool) {
             for (j, a) in agg.iter().enumerate() {
                 v.counter(banks, j).store(*a, Ordering::Relaxed);
             }
+            written.push(ctr);
             banks += 1;
         }
+    }
+    let path = PATH.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let written: Vec<&[u64]> = written.iter().map(Vec::as_slice).collect();
+    if !crate::attribution::write(&path, t, &index, &written) {
+        v.word(word::PROFILE_LOST).store(1, Ordering::Release);
     }
     v.word(word::SLOTS_USED)
         .store(next_kind as u64, Ordering::Release);

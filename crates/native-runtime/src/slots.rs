@@ -100,17 +100,22 @@ impl Desc {
     }
 }
 
-/// Every slot's descriptor, by slot number.
+/// Every slot's descriptor, by slot number, and the instruction each slot
+/// of run-time work was made for (for attribution).
 #[derive(Default)]
 pub struct Slots {
     pub descs: Vec<Desc>,
+    /// The program address of the instruction being instrumented when each
+    /// slot was made.
+    pub owners: Vec<u64>,
+    /// The instruction being instrumented now.
+    pub pc: u64,
 }
 
 impl Slots {
     /// A slot whose descriptor is set later.
     pub fn reserve(&mut self) -> u32 {
-        self.descs.push(Desc::default());
-        (self.descs.len() - 1) as u32
+        self.add(Desc::default())
     }
 
     pub fn set(&mut self, slot: u32, d: Desc) {
@@ -119,6 +124,7 @@ impl Slots {
 
     pub fn add(&mut self, d: Desc) -> u32 {
         self.descs.push(d);
+        self.owners.push(self.pc);
         (self.descs.len() - 1) as u32
     }
 }

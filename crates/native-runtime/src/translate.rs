@@ -375,6 +375,8 @@ pub struct Built {
     pub block_slot: u32,
     /// StateDependent accesses met (their bytes are not counted).
     pub uncounted_state: bool,
+    /// What the block holds, for attribution.
+    pub profile: BlockProfile,
 }
 
 /// Copies the program's instruction `i` of the block into `code`.
@@ -481,6 +483,7 @@ impl Body<'_> {
             }
             let flags_live = self.live[i] != 0;
             let after_live = self.live.get(i + 1).copied().unwrap_or(ARITH_FLAGS) != 0;
+            slots.pc = insn.ip();
             let rep_slot = dynamic_items(
                 insn,
                 info,
@@ -512,7 +515,18 @@ pub fn build(
     let live = flags_live_before(&dec.insns);
     let mut stat = Desc::with_capacity(8);
     let mut code = Code::with_capacity(dec.insns.len() * 8);
+    slots.pc = dec.pc;
+    let first_slot = slots.descs.len() as u32;
     let block_slot = slots.reserve();
+    let mut profile = BlockProfile {
+        start: dec.pc,
+        end: dec.end.for_profile(),
+        block_slot,
+        copies: Vec::new(),
+        fall_slot: None,
+        insns: Vec::with_capacity(dec.insns.len()),
+        dynamic: Vec::new(),
+    };
     let mut uncounted_state = false;
     let body_len = if dec.last_kept.is_some() || matches!(dec.end, End::FallTo(_) | End::Ssc { .. })
     {
@@ -525,6 +539,11 @@ pub fn build(
     for (i, (insn, info)) in dec.insns.iter().enumerate() {
         if marker_at != Some(i) {
             stat.add_static(info, insn);
+            let mut own = Desc::with_capacity(4);
+            own.add_static(info, insn);
+            // A decoding failure kept as ud2 has no address of its own.
+            let pc = if insn.ip() == 0 { dec.pc } else { insn.ip() };
+            profile.insns.push((pc, own));
         }
     }
     let body = Body {
@@ -553,11 +572,18 @@ pub fn build(
         let fall = Target::Abs(resolver.resolve(fall)?);
         let cc = dec.insns.last().expect("the branch").0.condition_code() as u8 - 1;
         let labels: Vec<u32> = (0..UNROLL).map(|_| code.label()).collect();
+        // Every copy leaves through one exit that counts the loop's exits
+        // (entries, for attribution): off the hot path.
+        let exit = code.label();
+        let fall_slot = crate::attribution::enabled().then(|| slots.reserve());
+        profile.fall_slot = fall_slot;
         for (copy, label) in labels.iter().enumerate() {
             let slot = if copy == 0 {
                 block_slot
             } else {
-                slots.add(stat.clone())
+                let s = slots.add(stat.clone());
+                profile.copies.push(s);
+                s
             };
             if copy > 0 {
                 code.place(*label);
@@ -569,13 +595,20 @@ pub fn build(
                 Target::Abs(cache_start)
             };
             code.jcc(cc, next);
-            code.jmp(fall);
+            code.jmp(Target::Label(exit));
         }
+        code.place(exit);
+        if let Some(f) = fall_slot {
+            code.bump_keep_flags(f);
+        }
+        code.jmp(fall);
         slots.set(block_slot, stat);
+        profile.dynamic = dynamic_slots(slots, first_slot, &profile);
         return Ok(Built {
             code,
             block_slot,
             uncounted_state,
+            profile,
         });
     }
     body.emit(
@@ -606,6 +639,13 @@ pub fn build(
                     code.short_only(&b[..b.len() - 1], t);
                 }
                 cc => code.jcc(cc as u8 - 1, t),
+            }
+            // Not taken: counted (taken = executions - not taken, for the
+            // loop entries attribution reports); flags may be live beyond.
+            if crate::attribution::enabled() {
+                let fall_slot = slots.reserve();
+                profile.fall_slot = Some(fall_slot);
+                code.bump_keep_flags(fall_slot);
             }
             code.jmp(target(resolver, fall)?);
         }
@@ -652,11 +692,56 @@ pub fn build(
         }
     }
     slots.set(block_slot, stat);
+    profile.dynamic = dynamic_slots(slots, first_slot, &profile);
     Ok(Built {
         code,
         block_slot,
         uncounted_state,
+        profile,
     })
+}
+
+/// The slots of run-time work made for the block (from `first` on, but the
+/// block's own, its copies' and its not-taken counter).
+fn dynamic_slots(slots: &Slots, first: u32, p: &BlockProfile) -> Vec<u32> {
+    (first..slots.descs.len() as u32)
+        .filter(|s| *s != p.block_slot && Some(*s) != p.fall_slot && !p.copies.contains(s))
+        .collect()
+}
+
+/// What a translated block holds, for attribution: its instructions' static
+/// counts, how it ends, and its counter slots.
+#[derive(Debug, Clone)]
+pub struct BlockProfile {
+    pub start: u64,
+    pub end: flopscope_counter_file::profile::End,
+    pub block_slot: u32,
+    /// Slots of the other copies of a one-block loop (same instructions).
+    pub copies: Vec<u32>,
+    /// The not-taken counter of a block ending in a conditional branch.
+    pub fall_slot: Option<u32>,
+    /// Each instruction's address and what one execution of it counts.
+    pub insns: Vec<(u64, Desc)>,
+    /// Slots of run-time work (their instruction: `Slots::owners`).
+    pub dynamic: Vec<u32>,
+}
+
+impl End {
+    /// The end as the code table records it.
+    fn for_profile(&self) -> flopscope_counter_file::profile::End {
+        use flopscope_counter_file::profile::End as P;
+        match *self {
+            End::FallTo(next) => P::Fall { next },
+            End::Cond { taken, fall } => P::Cond { taken, next: fall },
+            End::Jump(target) => P::Jump { target },
+            End::Call { target, ret } => P::Call { target, next: ret },
+            End::IndirectCall { ret } => P::IndirectCall { next: ret },
+            End::IndirectJump | End::Return { .. } => P::Other,
+            End::Syscall { next } | End::Marker { next, .. } | End::Ssc { next, .. } => {
+                P::Fall { next }
+            }
+        }
+    }
 }
 
 /// Instrumentation of the run-time-only work of one instruction, placed

@@ -29,6 +29,9 @@ pub struct Translator {
     /// The first block translated from a writable mapping, or in a range
     /// made writable after translation: code generated at run time.
     pub generated_code_pc: Option<u64>,
+    /// Every block translated, with the mappings snapshot it was read under
+    /// (for attribution; kept when its code is unmapped).
+    pub profiles: Vec<(usize, translate::BlockProfile)>,
 }
 
 static STATE: Mutex<Option<Translator>> = Mutex::new(None);
@@ -47,6 +50,7 @@ pub fn init() -> Result<(), String> {
         placed: Vec::new(),
         uncounted_state: false,
         generated_code_pc: None,
+        profiles: Vec::new(),
     });
     Ok(())
 }
@@ -168,6 +172,8 @@ impl Translator {
             ));
         }
         self.uncounted_state |= built.uncounted_state;
+        let snapshot = crate::codemap::snapshot_count().saturating_sub(1);
+        self.profiles.push((snapshot, built.profile));
         let at = translate::place(&built.code, &mut self.arenas[ai], &mut self.placed)?;
         debug_assert_eq!(at, start);
         self.blocks.insert(pc, at);

@@ -99,7 +99,7 @@ pub fn open_counter_file(path: &str, create: bool) -> Result<(), String> {
     v.word(word::PID)
         .store(std::process::id().into(), Ordering::Relaxed);
     BASE.store(base, Ordering::Release);
-    Ok(())
+    super::profile::open(path, None)
 }
 
 /// The slot counting `kind`, assigning a new one if needed; `None` when the
@@ -243,6 +243,7 @@ fn start_child_file(pid: u64) -> Result<(), String> {
     for b in VCPU_BANK.iter().chain(BANK_OF.iter()) {
         b.store(std::ptr::null_mut(), Ordering::Relaxed);
     }
+    super::profile::open(&path, Some(&parent_path))?;
     *PATH.lock().map_err(|_| "path poisoned")? = path;
     Ok(())
 }

@@ -7,10 +7,14 @@
 //! - at execution, one callback per block adds that list into the executing
 //!   vCPU's own bank: plain adds, no atomics, no locks, no allocation;
 //! - only instructions whose traffic is known at run time alone (REP
-//!   strings, masked moves, gathers, XSAVE) get per-access memory callbacks.
+//!   strings, masked moves, gathers, XSAVE) get per-access memory callbacks;
+//! - for attribution (functions, loops, lines), each block's instructions
+//!   and end go to a code table at translation, and each execution adds 1
+//!   to the block's own counter in the vCPU's bank (`profile`).
 
 mod bank;
 mod markers;
+mod profile;
 mod regions;
 mod translate;
 

@@ -6,11 +6,13 @@ use super::api::{
 };
 use super::bank::{bank_of, bump, slot_for, view};
 use super::markers::{self, Marker};
+use super::profile as prof;
 use super::regions;
 use crate::layout::{
-    word, SlotKind, MAX_MEM_SHIFT, SLOT_INSTRUCTIONS, SLOT_MEM_READ_SHIFT0, SLOT_MEM_WRITE_SHIFT0,
-    TEXT_BYTES, UNSUPPORTED_TEXT,
+    word, SlotKind, MAX_MEM_SHIFT, SLOT_MEM_READ_SHIFT0, SLOT_MEM_WRITE_SHIFT0, TEXT_BYTES,
+    UNSUPPORTED_TEXT,
 };
+use flopscope_counter_file::profile::{self, End, Record, DYNAMIC_COUNTERS};
 use flopscope_isa::{classify, InsnInfo};
 use std::collections::BTreeMap;
 use std::ffi::{c_uint, c_void};
@@ -24,29 +26,37 @@ pub struct Item {
     pub inc: u32,
 }
 
-/// Accumulates a block's static counts before they are frozen into items.
+/// Accumulates a piece of a block (the code between region markers): its
+/// static counts, and each instruction's own items for the code table.
 #[derive(Default)]
 struct Profile {
     by_slot: BTreeMap<u32, u64>,
+    insns: Vec<profile::Insn>,
     lost: bool,
 }
 
 impl Profile {
-    fn add(&mut self, kind: SlotKind, n: u64) {
+    /// Adds `n` of `kind` to the piece and to `insn`'s items.
+    fn add(&mut self, insn: &mut BTreeMap<u32, u32>, kind: SlotKind, n: u64) {
         if n == 0 {
             return;
         }
         match slot_for(kind) {
-            Some(s) => *self.by_slot.entry(s).or_default() += n,
+            Some(s) => {
+                *self.by_slot.entry(s).or_default() += n;
+                *insn.entry(s).or_default() += n as u32;
+            }
             None => self.lost = true,
         }
     }
 
-    fn add_insn(&mut self, info: &InsnInfo) {
-        *self.by_slot.entry(SLOT_INSTRUCTIONS).or_default() += 1;
+    fn add_insn(&mut self, pc: u64, info: &InsnInfo) {
+        let mut own = BTreeMap::new();
+        self.add(&mut own, SlotKind::Instructions, 1);
         if let Some(fp) = info.fp {
             let k = fp.key;
             self.add(
+                &mut own,
                 SlotKind::FpInsn {
                     precision: k.precision,
                     op: k.op,
@@ -61,6 +71,7 @@ impl Profile {
             // were it to, all lanes would be counted (the full `flop`).
             for (op, n) in fp.flop.iter() {
                 self.add(
+                    &mut own,
                     SlotKind::Flop {
                         precision: k.precision,
                         op,
@@ -71,17 +82,33 @@ impl Profile {
         }
         if info.mem.dynamic.is_none() {
             for (size, n) in info.mem.reads.counts() {
-                self.add(SlotKind::MemRead { size }, u64::from(n));
+                self.add(&mut own, SlotKind::MemRead { size }, u64::from(n));
             }
             for (size, n) in info.mem.writes.counts() {
-                self.add(SlotKind::MemWrite { size }, u64::from(n));
+                self.add(&mut own, SlotKind::MemWrite { size }, u64::from(n));
             }
         }
+        self.push(pc, own);
     }
 
-    /// Freezes into a leaked array whose first item holds the length; it
-    /// lives, as callback user data, for the life of QEMU.
-    fn freeze(self) -> *const Item {
+    /// An instruction that only counts as one instruction.
+    fn add_plain(&mut self, pc: u64) {
+        let mut own = BTreeMap::new();
+        self.add(&mut own, SlotKind::Instructions, 1);
+        self.push(pc, own);
+    }
+
+    fn push(&mut self, pc: u64, own: BTreeMap<u32, u32>) {
+        self.insns.push(profile::Insn {
+            pc,
+            items: own.into_iter().collect(),
+        });
+    }
+
+    /// Freezes the counts into a leaked array whose first item holds the
+    /// length; it lives, as callback user data, for the life of QEMU. The
+    /// instructions go to the code table as the piece counted by `counter`.
+    fn freeze(self, counter: u32) -> (*const Item, profile::Piece) {
         let mut items = vec![Item { slot: 0, inc: 0 }];
         for (slot, n) in self.by_slot {
             // A block has at most a few hundred instructions: increments fit.
@@ -91,7 +118,12 @@ impl Profile {
             });
         }
         items[0].slot = (items.len() - 1) as u32;
-        Box::leak(items.into_boxed_slice()).as_ptr()
+        let piece = profile::Piece {
+            counter,
+            kind: profile::PieceKind::Own,
+            insns: self.insns,
+        };
+        (Box::leak(items.into_boxed_slice()).as_ptr(), piece)
     }
 }
 
@@ -115,6 +147,15 @@ struct Site {
     /// Host address minus guest address (user mode maps guest memory linearly).
     host_delta: i64,
     rest: *const Item,
+    /// The rest's counter in the `.prof` banks.
+    counter: u32,
+}
+
+/// Adds a marker site's rest of the block into `bank`.
+fn add_rest(vcpu: c_uint, bank: Option<*mut u64>, site: &Site) {
+    let bank = bank.unwrap_or_else(|| bank_of(vcpu));
+    add_items(bank, site.rest);
+    prof::count(prof::counters_of(bank), site.counter);
 }
 
 /// Before an SSC mark's `64 67 90` executes: switch region, then count the
@@ -126,7 +167,7 @@ extern "C" fn on_ssc(vcpu: c_uint, udata: *mut c_void) {
         Marker::Ssc(value) => markers::ssc_event(value).map(|e| regions::transition(vcpu, e)),
         Marker::Named(_) => None,
     };
-    add_items(bank.unwrap_or_else(|| bank_of(vcpu)), site.rest);
+    add_rest(vcpu, bank, site);
 }
 
 /// After a named marker loaded the first byte of the region's name.
@@ -142,17 +183,21 @@ extern "C" fn on_named(vcpu: c_uint, _info: u32, vaddr: u64, udata: *mut c_void)
         }
         Marker::Ssc(_) => None,
     };
-    add_items(bank.unwrap_or_else(|| bank_of(vcpu)), site.rest);
+    add_rest(vcpu, bank, site);
 }
 
 /// Execution-time callback: one per block execution.
 extern "C" fn on_tb_exec(vcpu: c_uint, udata: *mut c_void) {
-    add_items(bank_of(vcpu), udata as *const Item);
+    // SAFETY: udata is a leaked BlockData.
+    let d = unsafe { &*(udata as *const prof::BlockData) };
+    let bank = bank_of(vcpu);
+    add_items(bank, d.items);
+    prof::block_ran(vcpu, bank, d);
 }
 
 /// Run-time memory callback for instructions whose traffic only shows when
 /// they run (REP strings, masked moves, gathers, XSAVE).
-extern "C" fn on_mem(vcpu: c_uint, info: u32, _vaddr: u64, _udata: *mut c_void) {
+extern "C" fn on_mem(vcpu: c_uint, info: u32, _vaddr: u64, udata: *mut c_void) {
     let a = api();
     // SAFETY: plain accessors of the meminfo word QEMU passed.
     let (shift, store) = unsafe { ((a.mem_size_shift)(info), (a.mem_is_store)(info)) };
@@ -162,7 +207,14 @@ extern "C" fn on_mem(vcpu: c_uint, info: u32, _vaddr: u64, _udata: *mut c_void) 
     } else {
         SLOT_MEM_READ_SHIFT0
     } + shift;
-    bump(bank_of(vcpu), slot, 1);
+    let bank = bank_of(vcpu);
+    bump(bank, slot, 1);
+    // udata: the instruction's first dynamic counter (reads, then writes).
+    let first = udata as usize as u32;
+    if first != prof::NONE {
+        let c = first + u32::from(store) * (MAX_MEM_SHIFT + 1) + shift;
+        prof::count(prof::counters_of(bank), c);
+    }
 }
 
 /// An instruction QEMU 7.2 cannot execute (EVEX: AVX-512), described at
@@ -251,13 +303,24 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
     // Markers met so far, each with the profile that follows it.
     let mut sites: Vec<(*mut qemu_plugin_insn, Marker, i64, Profile)> = Vec::new();
     let mut prev: Option<iced_x86::Instruction> = None;
+    // The last instruction and where the one after it would be (the end).
+    let mut last: Option<iced_x86::Instruction> = None;
+    let mut after_last = 0u64;
     // SAFETY: tb and its instructions are valid during this callback.
     let n = unsafe { (a.tb_n_insns)(tb) };
+    let mut start = 0;
     for i in 0..n {
         // SAFETY: i < n.
         let insn = unsafe { (a.tb_get_insn)(tb, i) };
         // SAFETY: as above.
         let (bytes, vaddr) = unsafe { (insn_bytes(insn), (a.insn_vaddr)(insn)) };
+        if i == 0 {
+            start = vaddr;
+            // SAFETY: as above.
+            let host = unsafe { (a.insn_haddr)(insn) } as i64;
+            prof::note_code_at(vaddr, host.wrapping_sub(vaddr as i64));
+        }
+        after_last = vaddr + bytes.len() as u64;
         let current = match sites.last_mut() {
             Some(s) => &mut s.3,
             None => &mut head,
@@ -275,14 +338,16 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
                     )
                 };
             }
-            *current.by_slot.entry(SLOT_INSTRUCTIONS).or_default() += 1;
+            current.add_plain(vaddr);
             prev = None;
+            last = None;
             continue;
         };
+        last = Some(decoded);
         match markers::recognise(bytes, &decoded, prev.as_ref()) {
             Some(m @ Marker::Ssc(value)) if markers::ssc_event(value).is_some() => {
                 let mut after = Profile::default();
-                after.add_insn(&classify(&decoded));
+                after.add_insn(vaddr, &classify(&decoded));
                 sites.push((insn, m, 0, after));
                 prev = Some(decoded);
                 continue;
@@ -310,39 +375,61 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
         }
         let info = classify(&decoded);
         if info.mem.dynamic.is_some() {
-            // SAFETY: as above.
+            let first = prof::counters(DYNAMIC_COUNTERS);
+            if first != prof::NONE {
+                prof::write(&Record::Dynamic {
+                    counter: first,
+                    pc: vaddr,
+                });
+            }
+            // SAFETY: as above; the user data is a number, not a pointer.
             unsafe {
                 (a.register_vcpu_mem_cb)(
                     insn,
                     on_mem,
                     QEMU_PLUGIN_CB_NO_REGS,
                     QEMU_PLUGIN_MEM_RW,
-                    std::ptr::null_mut(),
+                    first as usize as *mut c_void,
                 )
             };
         }
-        current.add_insn(&info);
+        current.add_insn(vaddr, &info);
         prev = Some(decoded);
     }
     let lost = head.lost || sites.iter().any(|s| s.3.lost);
     if lost {
         view().word(word::OVERFLOW).fetch_add(1, Ordering::Relaxed);
     }
-    // SAFETY: the profile lives for the rest of the process.
+    let end = block_end(last.as_ref(), after_last);
+    let taken_counter = match end {
+        End::Cond { .. } => prof::counters(1),
+        _ => prof::NONE,
+    };
+    let (items, head_piece) = head.freeze(prof::counters(1));
+    let mut pieces = vec![head_piece];
+    let data = Box::into_raw(Box::new(prof::BlockData {
+        items,
+        counter: pieces[0].counter,
+        taken_counter,
+        start,
+        taken: match end {
+            End::Cond { taken, .. } => taken,
+            _ => u64::MAX,
+        },
+    }));
+    // SAFETY: the data lives for the rest of the process.
     unsafe {
-        (a.register_vcpu_tb_exec_cb)(
-            tb,
-            on_tb_exec,
-            QEMU_PLUGIN_CB_NO_REGS,
-            head.freeze() as *mut c_void,
-        )
+        (a.register_vcpu_tb_exec_cb)(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, data as *mut c_void)
     };
     for (insn, marker, host_delta, rest) in sites {
+        let (rest, piece) = rest.freeze(prof::counters(1));
         let site = Box::into_raw(Box::new(Site {
             marker,
             host_delta,
-            rest: rest.freeze(),
+            rest,
+            counter: piece.counter,
         })) as *mut c_void;
+        pieces.push(piece);
         // SAFETY: registering callbacks with leaked user data.
         unsafe {
             match marker {
@@ -358,5 +445,39 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
                 ),
             }
         }
+    }
+    prof::write(&Record::Block(profile::Block {
+        start,
+        end,
+        taken_counter: (taken_counter != prof::NONE).then_some(taken_counter),
+        fall_counter: None,
+        pieces,
+    }));
+}
+
+/// How a block whose last instruction is `last` ends (`next`: the address
+/// after it).
+fn block_end(last: Option<&iced_x86::Instruction>, next: u64) -> End {
+    use iced_x86::{FlowControl, OpKind};
+    let Some(i) = last else {
+        return End::Other;
+    };
+    let near = i.op0_kind() == OpKind::NearBranch64;
+    match i.flow_control() {
+        FlowControl::Next => End::Fall { next },
+        FlowControl::ConditionalBranch if near => End::Cond {
+            taken: i.near_branch_target(),
+            next,
+        },
+        FlowControl::UnconditionalBranch if near => End::Jump {
+            target: i.near_branch_target(),
+        },
+        FlowControl::Call if near => End::Call {
+            target: i.near_branch_target(),
+            next,
+        },
+        FlowControl::IndirectCall => End::IndirectCall { next },
+        _ if i.mnemonic() == iced_x86::Mnemonic::Syscall => End::Fall { next },
+        _ => End::Other,
     }
 }

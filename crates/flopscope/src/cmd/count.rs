@@ -12,7 +12,7 @@ use std::time::Instant;
 
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  flopscope count -- ./triad 1000000\n  flopscope count --format json -o triad.json -- ./triad 1000000\n  flopscope count --no-native --qemu /opt/qemu/bin/qemu-x86_64 -- ./solver\n  flopscope count --engine native -- ./matmul_avx512 1024"
+    after_help = "Examples:\n  flopscope count -- ./triad 1000000\n  flopscope count --format json -o triad.json -- ./triad 1000000\n  flopscope count --no-native --qemu /opt/qemu/bin/qemu-x86_64 -- ./solver\n  flopscope count --engine native -- ./matmul_avx512 1024\n  flopscope count --top 20 -- ./app   # the 20 functions and loops with the most FLOP"
 )]
 pub struct CountArgs {
     /// Output format (default: from the -o file's extension, else table).
@@ -60,6 +60,14 @@ pub struct CountArgs {
     /// The SSC mark value that ends the region (with --start-mark).
     #[arg(long, value_name = "N", value_parser = parse_mark, requires = "start_mark")]
     stop_mark: Option<u32>,
+    /// Do not attribute the counts to functions, loops and lines (emulate
+    /// and native engines): no per-block counters, no symbol lookups.
+    #[arg(long)]
+    no_attribution: bool,
+    /// Rows in the table's "Top functions" and "Top loops" (the JSON
+    /// always has them all).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    top: usize,
     /// The program and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM")]
     command: Vec<String>,
@@ -201,6 +209,10 @@ pub fn run(a: CountArgs) -> Result<i32> {
         .prefix("flopscope-")
         .tempdir_in(work_root())
         .context("creating a temporary directory")?;
+    if a.no_attribution {
+        // Read by the engines' in-process sides (and inherited by children).
+        std::env::set_var(flopscope_attribution::OFF_ENV, "1");
+    }
     let engine = engine(&a, work.path())?;
     let rank = launch::rank_info();
     // A launched rank cannot run its program twice: a second MPI_Init of the
@@ -214,6 +226,11 @@ pub fn run(a: CountArgs) -> Result<i32> {
     let mut report = engine
         .count(&a.command)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if !a.no_attribution && matches!(a.engine, EngineKind::Emulate | EngineKind::Native) {
+        let warnings =
+            flopscope_attribution::attach(&mut report, &work.path().join("counters"), None);
+        report.warnings.extend(warnings);
+    }
     if rank.is_some() && !a.no_native && !engine.runs_natively() {
         report.warnings.push(
             "started as an MPI rank: the native timed run is skipped (a rank cannot run its program twice); \
@@ -247,14 +264,24 @@ pub fn run(a: CountArgs) -> Result<i32> {
         .output
         .as_deref()
         .map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
-    emit(&report, format, output.as_deref())?;
+    emit_top(&report, format, output.as_deref(), a.top)?;
     Ok(exit_code_of(&report.exit_status))
 }
 
 /// Writes the report in `format` to `output` (atomically) or standard output.
 pub fn emit(report: &Report, format: Format, output: Option<&std::path::Path>) -> Result<()> {
+    emit_top(report, format, output, 10)
+}
+
+/// [`emit`] with `top` rows in the table's top functions and loops.
+pub fn emit_top(
+    report: &Report,
+    format: Format,
+    output: Option<&std::path::Path>,
+    top: usize,
+) -> Result<()> {
     let text = match format {
-        Format::Table => render::table(report),
+        Format::Table => render::table_top(report, top),
         Format::Json => report.to_json(),
         Format::Csv => render::csv(report),
     };

@@ -1,0 +1,86 @@
+//! Where the work is: a counted run's executed blocks attributed to
+//! functions, natural loops and source lines, exactly.
+//!
+//! - [`executed`]: one process's executed code, read back from the files
+//!   an engine leaves (counter file, code table, per-bank block counters);
+//! - [`place`]: addresses to module, function (inlined ones included) and
+//!   source line, through `flopscope-symbols`;
+//! - [`loops`]: natural loops of the executed control flow, with entries
+//!   and iterations;
+//! - [`Attribution`]: the counts keyed by function, line and loop, merged
+//!   over processes and turned into the report's `functions`, `loops` and
+//!   `lines` rows.
+//!
+//! Every instruction's counts go to exactly one function and one line, so
+//! both lists sum to the totals. Inlined code counts for the inlined
+//! function and its own source line; the function it was inlined into is
+//! recorded (`inlined_into`).
+//!
+//! ```no_run
+//! use flopscope_attribution::{attach, Attribution};
+//! let mut report = flopscope_model::Report::new("emulate", vec!["./app".into()]);
+//! let warnings = attach(&mut report, std::path::Path::new("/dev/shm/flopscope-1/counters"), None);
+//! println!("{} functions, {warnings:?}", report.functions.len());
+//! ```
+
+pub mod executed;
+pub mod loops;
+pub mod place;
+mod rows;
+pub mod time;
+
+pub use executed::Executed;
+/// The environment variable that turns attribution off in the engines.
+pub use flopscope_counter_file::profile::OFF_ENV;
+pub use rows::Attribution;
+pub use time::{ProcessSamples, Samples};
+
+use flopscope_counter_file::read::{child_files, CounterFile};
+use flopscope_model::Report;
+use std::path::Path;
+
+/// Fills `report`'s `functions`, `loops` and `lines` (and those of its
+/// child processes, in the order `report_of_run` listed them) from the
+/// files the engine left beside counter file `counters`. The top level's
+/// rows cover the whole job, like its totals, and get time from `samples`
+/// (of the run that measured the time) where given. Returns warnings (data
+/// that could not be read or was lost).
+pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut job = Attribution::default();
+    let one = |path: &Path, warnings: &mut Vec<String>| -> Option<Attribution> {
+        match Executed::read(path) {
+            Ok(Some(ex)) => {
+                if ex.lost {
+                    warnings.push(format!(
+                        "attribution data of {} is partial (the engine ran out of room): functions, loops and lines do not sum to the totals",
+                        path.display()
+                    ));
+                }
+                Some(Attribution::of(&ex))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                warnings.push(format!("attribution: {e}"));
+                None
+            }
+        }
+    };
+    if let Some(a) = one(counters, &mut warnings) {
+        a.fill(report, None);
+        job.merge(a);
+    }
+    let children = child_files(counters).into_iter().filter(|p| {
+        CounterFile::open(p)
+            .and_then(|c| c.read().map_err(std::io::Error::other))
+            .is_ok()
+    });
+    for (path, child) in children.zip(report.processes.iter_mut()) {
+        if let Some(a) = one(&path, &mut warnings) {
+            a.fill(child, None);
+            job.merge(a);
+        }
+    }
+    job.fill(report, samples);
+    warnings
+}

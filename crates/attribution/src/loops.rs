@@ -1,0 +1,321 @@
+//! Natural loops of the executed control flow.
+//!
+//! Nodes are the executed blocks of one machine function (blocks translated
+//! more than once, at one address, are one node); edges are the blocks'
+//! local successors (a call's is its return site). A back edge `u -> h` is
+//! one whose target dominates its source; the loop of header `h` is `h` with
+//! every node that reaches a back edge's source without passing through `h`
+//! (loops sharing a header are one loop). Dominators: the iterative
+//! algorithm of Cooper, Harvey and Kennedy ("A Simple, Fast Dominance
+//! Algorithm", 2001), over a root that leads to the function's entries.
+//!
+//! Counts: iterations = executions of the header; entries = iterations
+//! minus the back edges' executions. A back edge's executions are its
+//! source's when the source ends in a jump or falls through, the taken
+//! count (or runs minus taken) when it ends in a conditional branch.
+
+use flopscope_counter_file::profile::End;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// One node: a block start within a function.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub start: u64,
+    pub end: End,
+    pub runs: u64,
+    pub taken: u64,
+}
+
+/// A natural loop over the nodes of one function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loop {
+    /// Index of the header in the function's nodes.
+    pub header: usize,
+    /// Indexes of the nodes of the body (the header included).
+    pub body: BTreeSet<usize>,
+    pub iterations: u64,
+    pub entries: u64,
+    /// Index of the enclosing loop in the returned list.
+    pub parent: Option<usize>,
+}
+
+/// Executions of the edge `u -> v` (`v` one of `u`'s successors).
+fn edge_count(u: &Node, v: u64) -> u64 {
+    match u.end {
+        End::Cond { taken, next } if taken == next => u.runs,
+        End::Cond { taken, .. } if taken == v => u.taken,
+        End::Cond { .. } => u.runs.saturating_sub(u.taken),
+        _ => u.runs,
+    }
+}
+
+/// The loops of one function whose entry is `entry` (its symbol's start).
+pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
+    let index: HashMap<u64, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.start, i))
+        .collect();
+    let succs: Vec<Vec<usize>> = nodes
+        .iter()
+        .map(|n| {
+            let mut s: Vec<usize> = n
+                .end
+                .local_successors()
+                .iter()
+                .filter_map(|pc| index.get(pc).copied())
+                .collect();
+            s.dedup();
+            s
+        })
+        .collect();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (u, ss) in succs.iter().enumerate() {
+        for &v in ss {
+            preds[v].push(u);
+        }
+    }
+    // Entries: the symbol's start, and nodes reached only from outside.
+    let mut roots: Vec<usize> = (0..nodes.len())
+        .filter(|&i| preds[i].is_empty() || nodes[i].start == entry)
+        .collect();
+    if roots.is_empty() && !nodes.is_empty() {
+        roots.push(
+            (0..nodes.len())
+                .min_by_key(|&i| nodes[i].start)
+                .unwrap_or(0),
+        );
+    }
+    let idom = dominators(&succs, &preds, &roots);
+    let dominates = |h: usize, mut u: usize| loop {
+        if u == h {
+            return true;
+        }
+        match idom[u] {
+            Some(p) if p != u => u = p,
+            _ => return false,
+        }
+    };
+    let mut by_header: BTreeMap<usize, (BTreeSet<usize>, u64)> = BTreeMap::new();
+    for (u, ss) in succs.iter().enumerate() {
+        if idom[u].is_none() {
+            continue; // unreachable from the entries
+        }
+        for &h in ss {
+            if !dominates(h, u) {
+                continue;
+            }
+            let e = by_header
+                .entry(h)
+                .or_insert_with(|| (BTreeSet::from([h]), 0));
+            e.1 += edge_count(&nodes[u], nodes[h].start);
+            let mut stack = vec![u];
+            while let Some(x) = stack.pop() {
+                if e.0.insert(x) {
+                    stack.extend(preds[x].iter().copied());
+                }
+            }
+        }
+    }
+    let mut loops: Vec<Loop> = by_header
+        .into_iter()
+        .map(|(h, (body, back))| Loop {
+            header: h,
+            body,
+            iterations: nodes[h].runs,
+            entries: nodes[h].runs.saturating_sub(back),
+            parent: None,
+        })
+        .collect();
+    for a in 0..loops.len() {
+        loops[a].parent = (0..loops.len())
+            .filter(|&b| b != a && loops[b].body.contains(&loops[a].header))
+            .filter(|&b| loops[b].body.len() > loops[a].body.len())
+            .min_by_key(|&b| loops[b].body.len());
+    }
+    loops
+}
+
+/// Immediate dominators (`None`: unreachable; roots dominate themselves
+/// under a virtual root, given as `Some(self)`).
+fn dominators(succs: &[Vec<usize>], preds: &[Vec<usize>], roots: &[usize]) -> Vec<Option<usize>> {
+    let n = succs.len();
+    // Reverse post-order from the roots.
+    let mut order = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    for &r in roots {
+        if seen[r] {
+            continue;
+        }
+        seen[r] = true;
+        let mut stack = vec![(r, 0usize)];
+        while let Some((x, i)) = stack.pop() {
+            if i < succs[x].len() {
+                stack.push((x, i + 1));
+                let y = succs[x][i];
+                if !seen[y] {
+                    seen[y] = true;
+                    stack.push((y, 0));
+                }
+            } else {
+                order.push(x);
+            }
+        }
+    }
+    order.reverse();
+    let mut rpo = vec![usize::MAX; n];
+    for (i, &x) in order.iter().enumerate() {
+        rpo[x] = i;
+    }
+    // VROOT stands for the virtual root above every entry.
+    const VROOT: usize = usize::MAX;
+    let is_root: BTreeSet<usize> = roots.iter().copied().collect();
+    let mut idom: Vec<Option<usize>> = vec![None; n];
+    for &r in &is_root {
+        idom[r] = Some(VROOT);
+    }
+    let intersect = |idom: &[Option<usize>], mut a: usize, mut b: usize| -> usize {
+        while a != b {
+            if a == VROOT || b == VROOT {
+                return VROOT;
+            }
+            while a != VROOT && b != VROOT && rpo[a] > rpo[b] {
+                a = idom[a].unwrap_or(VROOT);
+            }
+            while a != VROOT && b != VROOT && rpo[b] > rpo[a] {
+                b = idom[b].unwrap_or(VROOT);
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &x in &order {
+            if is_root.contains(&x) {
+                continue;
+            }
+            let mut new: Option<usize> = None;
+            for &p in &preds[x] {
+                if idom[p].is_none() {
+                    continue;
+                }
+                new = Some(match new {
+                    None => p,
+                    Some(q) => intersect(&idom, p, q),
+                });
+            }
+            if new.is_some() && idom[x] != new {
+                idom[x] = new;
+                changed = true;
+            }
+        }
+    }
+    // Express the virtual root as "dominated by itself" for callers.
+    idom.iter()
+        .enumerate()
+        .map(|(i, d)| d.map(|d| if d == VROOT { i } else { d }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(start: u64, end: End, runs: u64, taken: u64) -> Node {
+        Node {
+            start,
+            end,
+            runs,
+            taken,
+        }
+    }
+
+    /// for (i = 0; i < 10; i++) for (j = 0; j < 5; j++) body, entered twice:
+    /// 0x10 entry -> 0x20 outer header -> 0x30 inner (self-loop) -> 0x40 outer latch -> 0x50 exit.
+    #[test]
+    fn nested_loops_with_entries_and_iterations() {
+        let nodes = vec![
+            node(0x10, End::Fall { next: 0x20 }, 2, 0),
+            node(0x20, End::Fall { next: 0x30 }, 20, 0),
+            node(
+                0x30,
+                End::Cond {
+                    taken: 0x30,
+                    next: 0x40,
+                },
+                100,
+                80,
+            ),
+            node(
+                0x40,
+                End::Cond {
+                    taken: 0x20,
+                    next: 0x50,
+                },
+                20,
+                18,
+            ),
+            node(0x50, End::Other, 2, 0),
+        ];
+        let loops = find(&nodes, 0x10);
+        assert_eq!(loops.len(), 2);
+        let outer = &loops[0];
+        assert_eq!((outer.header, outer.iterations, outer.entries), (1, 20, 2));
+        assert_eq!(outer.body, BTreeSet::from([1, 2, 3]));
+        assert_eq!(outer.parent, None);
+        let inner = &loops[1];
+        assert_eq!(
+            (inner.header, inner.iterations, inner.entries),
+            (2, 100, 20)
+        );
+        assert_eq!(inner.body, BTreeSet::from([2]));
+        assert_eq!(inner.parent, Some(0));
+    }
+
+    /// A rotated loop: guard, then body with the test at the bottom.
+    #[test]
+    fn a_rotated_loop_counts_entries_through_its_guard() {
+        let nodes = vec![
+            node(
+                0x10,
+                End::Cond {
+                    taken: 0x40,
+                    next: 0x20,
+                },
+                3,
+                1,
+            ),
+            node(
+                0x20,
+                End::Cond {
+                    taken: 0x20,
+                    next: 0x40,
+                },
+                14,
+                12,
+            ),
+            node(0x40, End::Other, 3, 0),
+        ];
+        let loops = find(&nodes, 0x10);
+        assert_eq!(loops.len(), 1);
+        assert_eq!((loops[0].iterations, loops[0].entries), (14, 2));
+    }
+
+    #[test]
+    fn straight_code_has_no_loop() {
+        let nodes = vec![
+            node(
+                0x10,
+                End::Call {
+                    target: 0x900,
+                    next: 0x20,
+                },
+                1,
+                0,
+            ),
+            node(0x20, End::Other, 1, 0),
+        ];
+        assert!(find(&nodes, 0x10).is_empty());
+    }
+}

@@ -1,0 +1,134 @@
+//! The "Top functions" and "Top loops" tables of the text report.
+
+use crate::render::{duration, share, thousands};
+use crate::report::{Report, Summary};
+use std::fmt::Write;
+
+/// Percent of the report's peak that `gflops` reaches, for the precision
+/// that dominates `s`'s FLOP.
+fn percent_of_peak(r: &Report, s: &Summary, gflops: Option<f64>) -> Option<f64> {
+    let (g, p) = (gflops?, r.peak.as_ref()?);
+    let peak = if s.flop.fp32.unwrap_or(0) > s.flop.fp64.unwrap_or(0) {
+        p.gflops_fp32
+    } else {
+        p.gflops_fp64
+    };
+    (peak > 0.0).then(|| 100.0 * g / peak)
+}
+
+fn num(x: Option<f64>, digits: usize) -> String {
+    x.map(|v| format!("{v:.digits$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn time_cell(t: Option<f64>, total: Option<f64>, samples: Option<u64>) -> String {
+    match (t, samples) {
+        (Some(t), Some(n)) => {
+            let pct = total
+                .filter(|x| *x > 0.0)
+                .map(|x| format!(" {:.1}%", 100.0 * t / x))
+                .unwrap_or_default();
+            format!("{}{pct} ({n})", duration(t))
+        }
+        _ => "-".into(),
+    }
+}
+
+/// Short module name: the file name of its path.
+fn short(module: &str) -> &str {
+    module.rsplit('/').next().unwrap_or(module)
+}
+
+/// The tables, `top` rows each (nothing when the report attributes nothing).
+pub fn top_tables(r: &Report, top: usize) -> String {
+    let mut out = String::new();
+    let total = r.summary.flop.total;
+    let sampled: Option<f64> = {
+        let t: f64 = r.functions.iter().filter_map(|f| f.time_s).sum();
+        (t > 0.0).then_some(t)
+    };
+    if !r.functions.is_empty() && top > 0 {
+        let _ = writeln!(
+            out,
+            "\nTop functions (of {}){:>w$} {:>7} {:>9} {:>8} {:>7} {}",
+            r.functions.len(),
+            "FLOP",
+            "share",
+            "GFLOP/s",
+            "FLOP/B",
+            "%peak",
+            "time (samples)",
+            w = 44usize.saturating_sub(format!("{}", r.functions.len()).len()),
+        );
+        // Functions with FLOP; all of them by instructions when none has any.
+        let any_flop = r.functions.iter().any(|f| f.summary.flop.total > 0);
+        let shown = r
+            .functions
+            .iter()
+            .filter(|f| !any_flop || f.summary.flop.total > 0);
+        for f in shown.take(top) {
+            let name = format!("{} [{}]", f.name, short(&f.module));
+            let _ = writeln!(
+                out,
+                "  {:<40} {:>18} {:>7} {:>9} {:>8} {:>7} {}",
+                truncate(&name, 40),
+                thousands(f.summary.flop.total),
+                share(f.summary.flop.total, total),
+                num(f.gflops, 3),
+                num(f.arithmetic_intensity.l1, 3),
+                num(percent_of_peak(r, &f.summary, f.gflops), 1),
+                time_cell(f.time_s, sampled, f.samples),
+            );
+        }
+    }
+    let mut loops: Vec<(usize, &crate::LoopRow)> = r.loops.iter().enumerate().collect();
+    loops.retain(|(_, l)| l.summary.flop.total > 0);
+    loops.sort_by(|a, b| b.1.summary.flop.total.cmp(&a.1.summary.flop.total));
+    if !loops.is_empty() && top > 0 {
+        let _ = writeln!(
+            out,
+            "\nTop loops (with FLOP: {})                 {:>12} {:>9} {:>18} {:>7} {:>9} {:>8} {:>9} {}",
+            loops.len(),
+            "iterations",
+            "trip",
+            "FLOP",
+            "share",
+            "FLOP/it",
+            "FLOP/B",
+            "GFLOP/s",
+            "time (samples)"
+        );
+        for (i, l) in loops.into_iter().take(top) {
+            let at = match (&l.file, l.line) {
+                (Some(f), Some(n)) => format!("{}:{n}", short(f)),
+                _ => l.header.clone(),
+            };
+            let nest = l.parent.map(|p| format!(" in #{p}")).unwrap_or_default();
+            let name = format!("#{i} {} {at}{nest}", l.function);
+            let trip = (l.entries > 0).then(|| l.iterations as f64 / l.entries as f64);
+            let _ = writeln!(
+                out,
+                "  {:<40} {:>12} {:>9} {:>18} {:>7} {:>9} {:>8} {:>9} {}",
+                truncate(&name, 40),
+                thousands(l.iterations),
+                num(trip, 1),
+                thousands(l.summary.flop.total),
+                share(l.summary.flop.total, total),
+                num(l.flop_per_iteration, 1),
+                num(l.arithmetic_intensity.l1, 3),
+                num(l.gflops, 3),
+                time_cell(l.time_s, sampled, l.samples),
+            );
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let keep: String = s.chars().take(n - 1).collect();
+        format!("{keep}~")
+    }
+}

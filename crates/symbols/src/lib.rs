@@ -1,0 +1,189 @@
+//! Runtime code addresses -> the function (demangled), its module, and the
+//! source file:line with inlined frames.
+//!
+//! flopscope's engines record executed code as runtime addresses inside the
+//! process's mappings, as `/proc/PID/maps` shows them ([`parse_maps`] ->
+//! [`Mapping`]). A [`Symbolizer`] loads each mapped file once and answers
+//! [`Symbolizer::locate`] with a [`Location`]: the machine-code [`Symbol`]
+//! (from `.symtab`, else `.dynsym`, else the `.eh_frame` FDE of stripped
+//! code) and the DWARF source [`Frame`]s, innermost first.
+//!
+//! Debug info is read from the file itself, or from its separate debug file
+//! (by build-id under `/usr/lib/debug/.build-id/`, or by `.gnu_debuglink`),
+//! with a dwz supplementary file when the debug file names one.
+//!
+//! ```
+//! use flopscope_symbols::{parse_maps, Symbolizer};
+//!
+//! // Where this test's own code is mapped, and where one of its functions is.
+//! let maps = parse_maps(&std::fs::read_to_string("/proc/self/maps").unwrap());
+//! let addr = flopscope_symbols::parse_maps as usize as u64;
+//! let map = maps.iter().find(|m| m.contains(addr)).unwrap();
+//!
+//! let mut symbolizer = Symbolizer::new();
+//! let location = symbolizer.locate(map, addr);
+//! assert_eq!(location.symbol.name, "flopscope_symbols::maps::parse_maps");
+//! assert_eq!(location.symbol.start, addr);
+//! assert_eq!(location.symbol.module, map.path);
+//! ```
+//!
+//! `locate` never fails: a file that cannot be read, or is not ELF, gives
+//! `module+0xoffset` names and no frames ([`Symbolizer::load_error`] says
+//! why).
+
+mod debug_file;
+mod demangle;
+mod dwarf;
+mod fde;
+mod maps;
+mod module;
+mod symtab;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub use demangle::demangle;
+pub use maps::{parse_maps, Mapping};
+use module::{file_name, Module};
+
+/// What is at one runtime address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The machine-code function containing the address.
+    pub symbol: Symbol,
+    /// Source frames at the address from DWARF, innermost first: `frames[0]`
+    /// is the function whose source line the instruction belongs to (an
+    /// inlined function when the code was inlined), the last one the function
+    /// the machine code belongs to. Empty without debug info.
+    pub frames: Vec<Frame>,
+}
+
+/// A machine-code function.
+///
+/// Named from `.symtab`, else `.dynsym`; in stripped code, by the `.eh_frame`
+/// FDE that covers the address, as `<module file name>+0x<FDE start>` (the
+/// start in the file's address space, so the name is the same in every run);
+/// where nothing covers it, `<module file name>+0x<file address>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    /// Demangled name.
+    pub name: String,
+    /// Runtime start address: all instructions of one function share it.
+    pub start: u64,
+    /// Size in bytes, where the symbol table or FDE gives it.
+    pub size: Option<u64>,
+    /// The file the function is in.
+    pub module: PathBuf,
+}
+
+/// One source-level frame.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Frame {
+    /// Demangled name of the (possibly inlined) function.
+    pub function: Option<String>,
+    /// Source file of the address within this function (for an outer frame,
+    /// the call site of the frame inside it), as DWARF names it: the
+    /// compilation directory and include directory joined with the file name.
+    pub file: Option<String>,
+    /// Line in `file`.
+    pub line: Option<u32>,
+    /// Where `function` is declared (DW_AT_decl_file, on its DIE or on the
+    /// abstract origin or specification it points to), written as `file`.
+    pub decl_file: Option<String>,
+    /// Line of that declaration (DW_AT_decl_line).
+    pub decl_line: Option<u32>,
+}
+
+/// Why a module gives no names.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not an ELF file flopscope can read: {source}")]
+    NotElf {
+        path: PathBuf,
+        source: object::Error,
+    },
+}
+
+/// Turns runtime addresses into [`Location`]s, loading each module once.
+///
+/// `Send`, so an engine can symbolize on a thread of its own.
+pub struct Symbolizer {
+    debug_roots: Vec<PathBuf>,
+    modules: HashMap<PathBuf, Result<Module, LoadError>>,
+}
+
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<Symbolizer>();
+};
+
+impl Default for Symbolizer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Symbolizer {
+    /// A symbolizer that finds separate debug files under `/usr/lib/debug`.
+    pub fn new() -> Self {
+        Self::with_debug_roots(vec![PathBuf::from("/usr/lib/debug")])
+    }
+
+    /// A symbolizer that finds separate debug files under `roots` (gdb's
+    /// `debug-file-directory`), tried in order.
+    pub fn with_debug_roots(roots: Vec<PathBuf>) -> Self {
+        Symbolizer {
+            debug_roots: roots,
+            modules: HashMap::new(),
+        }
+    }
+
+    /// What is at runtime address `addr`, which lies in `map`.
+    pub fn locate(&mut self, map: &Mapping, addr: u64) -> Location {
+        let module = self.module(&map.path);
+        let Ok(module) = module else {
+            // No ELF to say where segments are: the file offset names it.
+            let offset = addr.wrapping_sub(map.start).wrapping_add(map.file_offset);
+            return Location {
+                symbol: Symbol {
+                    name: format!("{}+{offset:#x}", file_name(&map.path)),
+                    start: addr,
+                    size: None,
+                    module: map.path.clone(),
+                },
+                frames: Vec::new(),
+            };
+        };
+        let (vaddr, bias) = module.file_address(map, addr);
+        let resolved = module.resolve(vaddr);
+        Location {
+            symbol: Symbol {
+                name: resolved.symbol.name.clone(),
+                start: resolved.symbol.start.wrapping_add(bias),
+                size: resolved.symbol.size,
+                module: map.path.clone(),
+            },
+            frames: resolved.frames.clone(),
+        }
+    }
+
+    /// Why `path` gives no names, if it could not be loaded (loading it now
+    /// if it was not yet).
+    pub fn load_error(&mut self, path: &Path) -> Option<&LoadError> {
+        self.module(path).as_ref().err()
+    }
+
+    fn module(&mut self, path: &Path) -> &mut Result<Module, LoadError> {
+        // Look up before inserting: the common case must not clone the path.
+        if !self.modules.contains_key(path) {
+            let module = Module::load(path, &self.debug_roots);
+            self.modules.insert(path.to_path_buf(), module);
+        }
+        self.modules.get_mut(path).expect("inserted above")
+    }
+}

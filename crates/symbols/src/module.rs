@@ -1,0 +1,187 @@
+//! One loaded ELF module: its load segments (runtime -> file addresses),
+//! function symbols, FDE extents and DWARF, and the answers given so far.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use object::{Object, ObjectSegment, SegmentFlags};
+
+use crate::debug_file;
+use crate::dwarf::{has_dwarf, Dwarf, Elf};
+use crate::fde::FdeTable;
+use crate::symtab::{FileSymbol, SymbolTable, Table};
+use crate::{Frame, LoadError, Mapping};
+
+/// A PT_LOAD program header.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    offset: u64,
+    file_size: u64,
+    vaddr: u64,
+    executable: bool,
+}
+
+/// What a file address resolves to, before rebasing to a mapping.
+#[derive(Clone)]
+pub(crate) struct Resolved {
+    pub symbol: FileSymbol,
+    pub frames: Vec<Frame>,
+}
+
+pub(crate) struct Module {
+    /// The file name, used in `name+0x...` names.
+    pub name: String,
+    segments: Vec<Segment>,
+    symbols: SymbolTable,
+    /// `.dynsym`, asked only where `symbols` (`.symtab`) is empty.
+    dynamic: SymbolTable,
+    fdes: FdeTable,
+    dwarf: Option<Dwarf>,
+    resolved: HashMap<u64, Resolved>,
+}
+
+/// `path`'s file name, as module names show it.
+pub(crate) fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
+        .into_owned()
+}
+
+impl Module {
+    pub fn load(path: &Path, debug_roots: &[PathBuf]) -> Result<Module, LoadError> {
+        let bytes = debug_file::read(path).map_err(|source| LoadError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let file = object::File::parse(&*bytes).map_err(|source| LoadError::NotElf {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let segments = file
+            .segments()
+            .filter_map(|s| {
+                let (offset, file_size) = s.file_range();
+                let executable = match s.flags() {
+                    SegmentFlags::Elf { p_flags, .. } => p_flags.0 & object::elf::PF_X.0 != 0,
+                    _ => false,
+                };
+                (file_size > 0).then_some(Segment {
+                    offset,
+                    file_size,
+                    vaddr: s.address(),
+                    executable,
+                })
+            })
+            .collect();
+
+        let separate = if has_dwarf(&file) && file.symbols().next().is_some() {
+            None
+        } else {
+            debug_file::find(path, &file, debug_roots)
+        };
+        let separate_file = separate
+            .as_ref()
+            .and_then(|(_, b)| object::File::parse(&**b).ok());
+
+        let mut symbols = SymbolTable::read(&file, Table::Static);
+        if symbols.is_empty() {
+            if let Some(debug) = &separate_file {
+                symbols = SymbolTable::read(debug, Table::Static);
+            }
+        }
+        let dynamic = if symbols.is_empty() {
+            SymbolTable::read(&file, Table::Dynamic)
+        } else {
+            SymbolTable::default()
+        };
+
+        let main = Elf {
+            file: &file,
+            bytes: &bytes,
+        };
+        let dwarf_elf = match (&separate, &separate_file) {
+            (Some((_, b)), Some(f)) if !has_dwarf(&file) && has_dwarf(f) => {
+                Elf { file: f, bytes: b }
+            }
+            _ => main,
+        };
+        let debug_dir = match &separate {
+            Some((p, _)) if !std::ptr::eq(dwarf_elf.file, &file) => p.parent(),
+            _ => path.parent(),
+        };
+        let sup_bytes = debug_file::find_sup(dwarf_elf.file, debug_dir, debug_roots);
+        let sup_file = sup_bytes
+            .as_ref()
+            .and_then(|b| object::File::parse(&**b).ok());
+        let sup = match (&sup_bytes, &sup_file) {
+            (Some(bytes), Some(file)) => Some(Elf { file, bytes }),
+            _ => None,
+        };
+        let dwarf = Dwarf::load(&dwarf_elf, sup.as_ref());
+
+        Ok(Module {
+            name: file_name(path),
+            segments,
+            symbols,
+            dynamic,
+            fdes: FdeTable::read(&file),
+            dwarf,
+            resolved: HashMap::new(),
+        })
+    }
+
+    /// The file (virtual) address of runtime address `addr` in `map`, and the
+    /// bias to add to a file address to get its runtime address.
+    pub fn file_address(&self, map: &Mapping, addr: u64) -> (u64, u64) {
+        let offset = addr.wrapping_sub(map.start).wrapping_add(map.file_offset);
+        let holds = |s: &&Segment| offset >= s.offset && offset - s.offset < s.file_size;
+        let segment = self
+            .segments
+            .iter()
+            .filter(holds)
+            .find(|s| s.executable == map.executable)
+            .or_else(|| self.segments.iter().find(holds));
+        // Outside every segment (a mapping that does not match the file):
+        // file offsets stand in for addresses, as they are in most PIE code.
+        let (seg_offset, seg_vaddr) = segment.map_or((0, 0), |s| (s.offset, s.vaddr));
+        let vaddr = offset.wrapping_sub(seg_offset).wrapping_add(seg_vaddr);
+        (vaddr, addr.wrapping_sub(vaddr))
+    }
+
+    /// Function and source frames at file address `vaddr`.
+    pub fn resolve(&mut self, vaddr: u64) -> &Resolved {
+        if !self.resolved.contains_key(&vaddr) {
+            let resolved = self.resolve_uncached(vaddr);
+            self.resolved.insert(vaddr, resolved);
+        }
+        &self.resolved[&vaddr]
+    }
+
+    fn resolve_uncached(&mut self, vaddr: u64) -> Resolved {
+        let table = if self.symbols.is_empty() {
+            &mut self.dynamic
+        } else {
+            &mut self.symbols
+        };
+        let symbol = table
+            .lookup(vaddr)
+            .unwrap_or_else(|| match self.fdes.lookup(vaddr) {
+                Some((start, len)) => FileSymbol {
+                    name: format!("{}+{start:#x}", self.name),
+                    start,
+                    size: Some(len),
+                },
+                None => FileSymbol {
+                    name: format!("{}+{vaddr:#x}", self.name),
+                    start: vaddr,
+                    size: None,
+                },
+            });
+        let frames = self
+            .dwarf
+            .as_mut()
+            .map(|d| d.frames(vaddr))
+            .unwrap_or_default();
+        Resolved { symbol, frames }
+    }
+}

@@ -1,0 +1,16 @@
+/* A shared library: an exported function and a static one. */
+
+static __attribute__((noinline)) double lib_kernel(double x) // LINE:kernel_decl
+{
+    return x * 3.0; // LINE:kernel_body
+}
+
+double lib_entry(double x)
+{
+    return lib_kernel(x) + 1.0;
+}
+
+void *lib_kernel_address(void)
+{
+    return (void *)&lib_kernel;
+}

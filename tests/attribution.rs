@@ -1,0 +1,424 @@
+//! Where the work is: `functions[]`, `loops[]` and `lines[]` of real
+//! programs against their closed forms, under both counting engines. (That
+//! functions and lines sum to the totals is checked on every report the
+//! tests read: `support::sums`.)
+
+use crate::support::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ENGINES: [&str; 2] = ["emulate", "native"];
+
+pub fn source(name: &str) -> PathBuf {
+    kernel_dir().join("attribution").join(name)
+}
+
+/// The line of `file` holding `tag` (a `/* LOOP ... */` or `/* LINE ... */`).
+fn line_of(file: &str, tag: &str) -> u64 {
+    let text = std::fs::read_to_string(source(file)).unwrap();
+    let hits: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(&format!("/* {tag} */")))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(hits.len(), 1, "tag {tag} in {file}");
+    hits[0] as u64
+}
+
+/// Builds where.c against libwhere.so (both with -g) with `flags`, in a
+/// directory of its own per flag set.
+fn build_where(flags: &[&str]) -> PathBuf {
+    let tag: String = flags
+        .join("_")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("where{tag}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gcc = |args: Vec<String>| {
+        let out = Command::new("gcc")
+            .args(&args)
+            .output()
+            .expect("running gcc");
+        assert!(
+            out.status.success(),
+            "gcc {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let mut lib: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+    lib.extend(["-g", "-shared", "-fPIC", "-o"].map(String::from));
+    lib.push(dir.join("libwhere.so").display().to_string());
+    lib.push(source("libwhere.c").display().to_string());
+    gcc(lib);
+    let exe = dir.join("where");
+    let mut main: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+    main.extend(["-g", "-o"].map(String::from));
+    main.push(exe.display().to_string());
+    main.push(source("where.c").display().to_string());
+    main.push(format!("-L{}", dir.display()));
+    main.push("-lwhere".into());
+    main.push(format!("-Wl,-rpath,{}", dir.display()));
+    gcc(main);
+    exe
+}
+
+fn function<'a>(r: &'a Report, name: &str) -> Option<&'a Value> {
+    r.0["functions"]
+        .as_array()?
+        .iter()
+        .find(|f| f["name"] == name)
+}
+
+fn flop(v: Option<&Value>) -> u64 {
+    v.and_then(|f| f["flop"]["total"].as_u64()).unwrap_or(0)
+}
+
+fn loop_at<'a>(r: &'a Report, file: &str, line: u64) -> Option<(usize, &'a Value)> {
+    r.0["loops"]
+        .as_array()?
+        .iter()
+        .enumerate()
+        .find(|(_, l)| l["line"] == line && l["file"].as_str().is_some_and(|f| f.ends_with(file)))
+}
+
+/// where.c: every function's FLOP, every loop's iterations, entries, FLOP
+/// and nesting, and the inlined function's line, exactly, under both
+/// engines, for SSE2 and AVX2+FMA builds.
+#[test]
+fn functions_loops_and_lines_of_known_counts_are_exact() {
+    let (n, reps) = (1000u64, 3u64);
+    let mut bad = Vec::new();
+    for flags in [&["-O2"][..], &["-O2", "-mavx2", "-mfma"]] {
+        let exe = build_where(flags);
+        let fma = has_fma(flags);
+        for engine in ENGINES {
+            let r = count_ok_with(engine, &exe, &[n.to_string(), reps.to_string()], &[]);
+            let what = format!("where {flags:?} under {engine}");
+            let check = |bad: &mut Vec<String>, item: &str, got: u64, want: u64| {
+                if got != want {
+                    bad.push(format!("{what}: {item}: got {got}, expected {want}"));
+                }
+            };
+            check(
+                &mut bad,
+                "triad FLOP",
+                flop(function(&r, "triad")),
+                2 * n * reps,
+            );
+            check(
+                &mut bad,
+                "nested FLOP",
+                flop(function(&r, "nested")),
+                16 * n * reps,
+            );
+            check(&mut bad, "rec FLOP", flop(function(&r, "rec")), 16 * reps);
+            check(
+                &mut bad,
+                "scale FLOP",
+                flop(function(&r, "scale")),
+                n * reps,
+            );
+            let (norm2, sq) = (flop(function(&r, "norm2")), flop(function(&r, "sq")));
+            if fma {
+                // GCC contracts the inlined multiply and the add into one FMA.
+                check(&mut bad, "norm2 + sq FLOP", norm2 + sq, 2 * n * reps);
+            } else {
+                check(&mut bad, "norm2 FLOP (the adds)", norm2, n * reps);
+                check(&mut bad, "sq FLOP (inlined multiplies)", sq, n * reps);
+                let inlined = function(&r, "sq").map(|f| f["inlined_into"].clone());
+                if inlined != Some(serde_json::json!(["norm2"])) {
+                    bad.push(format!("{what}: sq inlined_into {inlined:?}"));
+                }
+                let sq_line = line_of("where.c", "LINE sq");
+                let line_flop: u64 = r.0["lines"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|l| l["line"] == sq_line)
+                    .map(|l| l["flop"]["total"].as_u64().unwrap_or(0))
+                    .sum();
+                check(&mut bad, "the sq line's FLOP", line_flop, n * reps);
+            }
+            if let Some(m) = function(&r, "scale").and_then(|f| f["module"].as_str()) {
+                if !m.ends_with("libwhere.so") {
+                    bad.push(format!("{what}: scale's module is {m}"));
+                }
+            }
+            // (file, tag, iterations, entries, FLOP)
+            let loops = [
+                ("where.c", "LOOP triad", n * reps, reps, 2 * n * reps),
+                (
+                    "where.c",
+                    "LOOP nested outer",
+                    8 * reps,
+                    reps,
+                    16 * n * reps,
+                ),
+                (
+                    "where.c",
+                    "LOOP nested inner",
+                    8 * n * reps,
+                    8 * reps,
+                    16 * n * reps,
+                ),
+                ("where.c", "LOOP norm2", n * reps, reps, 2 * n * reps),
+                ("libwhere.c", "LOOP scale", n * reps, reps, n * reps),
+            ];
+            for (file, tag, iterations, entries, flop) in loops {
+                let line = line_of(file, tag);
+                match loop_at(&r, file, line) {
+                    None => bad.push(format!("{what}: no loop at {file}:{line} ({tag})")),
+                    Some((_, l)) => {
+                        check(
+                            &mut bad,
+                            &format!("{tag} iterations"),
+                            l["iterations"].as_u64().unwrap(),
+                            iterations,
+                        );
+                        check(
+                            &mut bad,
+                            &format!("{tag} entries"),
+                            l["entries"].as_u64().unwrap(),
+                            entries,
+                        );
+                        check(
+                            &mut bad,
+                            &format!("{tag} FLOP"),
+                            l["flop"]["total"].as_u64().unwrap(),
+                            flop,
+                        );
+                    }
+                }
+            }
+            let outer = loop_at(&r, "where.c", line_of("where.c", "LOOP nested outer"));
+            let inner = loop_at(&r, "where.c", line_of("where.c", "LOOP nested inner"));
+            if let (Some((o, _)), Some((_, i))) = (outer, inner) {
+                if i["parent"] != o {
+                    bad.push(format!(
+                        "{what}: the inner loop's parent is {}, expected {o}",
+                        i["parent"]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Compiles `source` (tests/kernels/attribution) with `compiler` and
+/// `flags` into the test's directory as `out`.
+fn compile(compiler: &str, source: &str, flags: &[&str], out: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("attribution");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(out);
+    let mut cmd = Command::new(compiler);
+    if compiler == "gfortran" {
+        cmd.arg("-J").arg(&dir); // its .mod files, out of the source tree
+    }
+    let o = cmd
+        .args(flags)
+        .arg("-o")
+        .arg(&exe)
+        .arg(super::attribution::source(source))
+        .output()
+        .unwrap_or_else(|e| panic!("running {compiler}: {e}"));
+    assert!(
+        o.status.success(),
+        "{compiler} {source}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    exe
+}
+
+/// FLOP of the functions whose name satisfies `pick`.
+fn flop_where(r: &Report, pick: impl Fn(&str) -> bool) -> u64 {
+    r.0["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["name"].as_str().is_some_and(&pick))
+        .map(|f| f["flop"]["total"].as_u64().unwrap())
+        .sum()
+}
+
+/// C++ (template instantiations, virtual calls), gfortran module
+/// procedures, Rust and an OpenMP outlined region: each function's FLOP
+/// under its demangled name, under both engines.
+#[test]
+fn languages_name_their_functions_demangled_with_exact_flop() {
+    let (n, reps) = (1000u64, 2u64);
+    let args = [n.to_string(), reps.to_string()];
+    let cpp = compile("g++", "shapes.cpp", &["-O2", "-g"], "shapes");
+    let f90 = compile("gfortran", "modproc.f90", &["-O2", "-g"], "modproc");
+    let rs = compile("rustc", "rusty.rs", &["-C", "opt-level=2", "-g"], "rusty");
+    let omp = build("omp_triad.c", &["-O2", "-g", "-fopenmp"]);
+    let mut bad = Vec::new();
+    for engine in ENGINES {
+        let mut expect = |what: &str, got: u64, want: u64| {
+            if got != want {
+                bad.push(format!("{what} under {engine}: got {got}, expected {want}"));
+            }
+        };
+        let r = count_ok_with(engine, &cpp, &args, &[]);
+        let exact = |name: &'static str| move |f: &str| f == name;
+        expect(
+            "Axpy<double>::run",
+            flop_where(
+                &r,
+                exact("Axpy<double>::run(double const*, double*, double, int)"),
+            ),
+            2 * n * reps,
+        );
+        expect(
+            "Axpy<float>::run",
+            flop_where(
+                &r,
+                exact("Axpy<float>::run(float const*, float*, float, int)"),
+            ),
+            2 * n * reps,
+        );
+        expect(
+            "Square::area",
+            flop_where(&r, exact("Square::area(double) const")),
+            n * reps,
+        );
+        expect(
+            "Circle::area",
+            flop_where(&r, exact("Circle::area(double) const")),
+            2 * n * reps,
+        );
+        let r = count_ok_with(engine, &f90, &args, &[]);
+        expect(
+            "kernels::daxpy",
+            flop_where(&r, exact("kernels::daxpy")),
+            2 * n * reps,
+        );
+        expect(
+            "kernels::dscal",
+            flop_where(&r, exact("kernels::dscal")),
+            n * reps,
+        );
+        let r = count_ok_with(engine, &rs, &args, &[]);
+        expect(
+            "rusty::dot",
+            flop_where(&r, exact("rusty::dot")),
+            2 * n * reps,
+        );
+        expect(
+            "rusty::Scaler::apply",
+            flop_where(&r, exact("rusty::Scaler::apply")),
+            n * reps,
+        );
+        // omp_triad.c: 2 N REPS FLOP, all in the region gcc outlines from triad().
+        let r = count_ok_with(engine, &omp, &["1000", "4"], &[("OMP_NUM_THREADS", "2")]);
+        expect(
+            "triad._omp_fn.0",
+            flop_where(&r, exact("triad._omp_fn.0")),
+            8000,
+        );
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// A stripped where.c: its functions are named `where+0x...` after the
+/// .eh_frame entry that covers them, with the same FLOP as with symbols.
+#[test]
+fn stripped_code_is_named_module_plus_offset() {
+    let (n, reps) = (1000u64, 3u64);
+    let exe = build_where(&["-O2"]);
+    let stripped = exe.with_file_name("where-stripped");
+    std::fs::copy(&exe, &stripped).unwrap();
+    let s = Command::new("strip").arg(&stripped).status().unwrap();
+    assert!(s.success(), "strip");
+    for engine in ENGINES {
+        let r = count_ok_with(engine, &stripped, &[n.to_string(), reps.to_string()], &[]);
+        let mut ours: Vec<(String, u64)> = r.0["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["name"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("where-stripped+0x"))
+            })
+            .map(|f| {
+                (
+                    f["name"].as_str().unwrap().to_string(),
+                    f["flop"]["total"].as_u64().unwrap(),
+                )
+            })
+            .filter(|(_, flop)| *flop > 0)
+            .collect();
+        ours.sort_by_key(|(_, f)| std::cmp::Reverse(*f));
+        let flops: Vec<u64> = ours.iter().map(|(_, f)| *f).collect();
+        // nested, then triad and norm2 (sq inlined: one function without
+        // debug info), rec, main's adds.
+        assert_eq!(
+            flops[..4],
+            [16 * n * reps, 2 * n * reps, 2 * n * reps, 16 * reps],
+            "{engine}: {ours:?}"
+        );
+        assert!(
+            function(&r, "triad").is_none(),
+            "{engine}: a stripped binary has no `triad`"
+        );
+    }
+}
+
+/// Debian's OpenBLAS through cblas_dgemm (one thread): the FLOP are in
+/// OpenBLAS's dgemm kernel functions, 2 n^3 plus the n^2 to 2 n^2 of
+/// applying alpha and adding into C (tests/kernels/attribution/gemm.c).
+#[test]
+fn openblas_dgemm_flop_are_in_its_kernels() {
+    let n = 64u64;
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("attribution/gemm");
+    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+    // -lopenblas after the source.
+    let o = Command::new("gcc")
+        .args(["-O2", "-g", "-o"])
+        .arg(&exe)
+        .arg(source("gemm.c"))
+        .arg("-lopenblas")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "gcc gemm.c -lopenblas: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for engine in ENGINES {
+        let r = count_ok_with(
+            engine,
+            &exe,
+            &[n.to_string()],
+            &[("OPENBLAS_NUM_THREADS", "1")],
+        );
+        let in_kernels: u64 = r.0["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["module"].as_str().is_some_and(|m| m.contains("openblas"))
+                    && f["name"]
+                        .as_str()
+                        .is_some_and(|s| s.starts_with("dgemm_kernel"))
+            })
+            .map(|f| f["flop"]["total"].as_u64().unwrap())
+            .sum();
+        let product = 2 * n * n * n;
+        assert!(
+            (product + n * n..=product + 2 * n * n).contains(&in_kernels),
+            "{engine}: {in_kernels} FLOP in dgemm_kernel*, expected 2n^3 + n^2 to 2n^3 + 2n^2 ({}..={})",
+            product + n * n,
+            product + 2 * n * n
+        );
+        let total = r.flop("total");
+        assert!(
+            total - in_kernels <= 8,
+            "{engine}: {total} in all, {in_kernels} in the kernels"
+        );
+    }
+}
