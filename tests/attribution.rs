@@ -84,9 +84,10 @@ fn loop_at<'a>(r: &'a Report, file: &str, line: u64) -> Option<(usize, &'a Value
         .find(|(_, l)| l["line"] == line && l["file"].as_str().is_some_and(|f| f.ends_with(file)))
 }
 
-/// where.c: every function's FLOP, every loop's iterations, entries, FLOP
-/// and nesting, and the inlined function's line, exactly, under both
-/// engines, for SSE2 and AVX2+FMA builds.
+/// where.c: every function's FLOP (exclusive, and inclusive of callees and
+/// inlined code), every loop's iterations, entries, FLOP and nesting, and
+/// the inlined function's line, exactly, under both engines, for SSE2 and
+/// AVX2+FMA builds.
 #[test]
 fn functions_loops_and_lines_of_known_counts_are_exact() {
     let (n, reps) = (1000u64, 3u64);
@@ -142,6 +143,26 @@ fn functions_loops_and_lines_of_known_counts_are_exact() {
                     .sum();
                 check(&mut bad, "the sq line's FLOP", line_flop, n * reps);
             }
+            // Inclusive: main's tree holds every FLOP of the program (scale
+            // through its PLT stub, sq inlined into norm2).
+            let inclusive = |name: &str| {
+                function(&r, name)
+                    .and_then(|f| f["inclusive"]["flop"]["total"].as_u64())
+                    .unwrap_or(0)
+            };
+            check(
+                &mut bad,
+                "main inclusive FLOP",
+                inclusive("main"),
+                r.flop("total"),
+            );
+            check(
+                &mut bad,
+                "norm2 inclusive FLOP",
+                inclusive("norm2"),
+                2 * n * reps,
+            );
+            check(&mut bad, "rec inclusive FLOP", inclusive("rec"), 16 * reps);
             if let Some(m) = function(&r, "scale").and_then(|f| f["module"].as_str()) {
                 if !m.ends_with("libwhere.so") {
                     bad.push(format!("{what}: scale's module is {m}"));

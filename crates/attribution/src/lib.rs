@@ -7,6 +7,8 @@
 //!   source line, through `flopscope-symbols`;
 //! - [`loops`]: natural loops of the executed control flow, with entries
 //!   and iterations;
+//! - [`calls`]: the call graph, and each function's counts with its
+//!   callees (inclusive);
 //! - [`Attribution`]: the counts keyed by function, line and loop, merged
 //!   over processes and turned into the report's `functions`, `loops` and
 //!   `lines` rows.
@@ -23,6 +25,7 @@
 //! println!("{} functions, {warnings:?}", report.functions.len());
 //! ```
 
+pub mod calls;
 pub mod executed;
 pub mod loops;
 pub mod place;

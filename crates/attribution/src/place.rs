@@ -14,6 +14,9 @@ pub struct Place {
     pub function: String,
     /// The function it was inlined into (the next frame out), if inlined.
     pub inlined_into: Option<String>,
+    /// Every function the instruction belongs to, innermost first: the
+    /// source function, those it was inlined into, out to the symbol's.
+    pub chain: Vec<String>,
     /// The machine-code function (symbol) holding the instruction, and its
     /// start: the unit whose control flow holds loops.
     pub symbol: String,
@@ -63,6 +66,7 @@ impl<'a> Places<'a> {
                 module: "[anonymous]".into(),
                 function: format!("[anonymous]+{:#x}", pc & !0xfff),
                 inlined_into: None,
+                chain: vec![format!("[anonymous]+{:#x}", pc & !0xfff)],
                 symbol: format!("[anonymous]+{:#x}", pc & !0xfff),
                 symbol_start: pc & !0xfff,
                 file: None,
@@ -81,10 +85,20 @@ impl<'a> Places<'a> {
             .get(1)
             .and_then(|f| f.function.clone())
             .filter(|_| loc.frames.len() > 1);
+        let mut chain: Vec<String> = loc
+            .frames
+            .iter()
+            .filter_map(|f| f.function.clone())
+            .collect();
+        if chain.is_empty() {
+            chain.push(function.clone());
+        }
+        chain.dedup();
         Place {
             module,
             function,
             inlined_into,
+            chain,
             symbol: loc.symbol.name.clone(),
             symbol_start: loc.symbol.start,
             file: innermost.and_then(|f| f.file.clone()),

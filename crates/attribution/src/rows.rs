@@ -7,13 +7,12 @@ use crate::place::{Place, Places};
 use crate::time::Samples;
 use flopscope_counter_file::profile::End;
 use flopscope_model::{
-    gflops, intensity, Bytes, Counts, FunctionRow, Intensity, LineRow, LoopRow, Report, Seconds,
-    Summary,
+    gflops, intensity, Bytes, Counts, FunctionRow, Inclusive, Intensity, LineRow, LoopRow, Report,
+    Seconds, Summary,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// (module, function name)
-type FnKey = (String, String);
+use crate::calls::{Calls, FnKey};
 /// (module, file, line, function)
 type LineKey = (String, Option<String>, Option<u32>, String);
 
@@ -50,8 +49,10 @@ pub struct Attribution {
     functions: BTreeMap<FnKey, FnAcc>,
     lines: BTreeMap<LineKey, Counts>,
     loops: Vec<LoopAcc>,
-    /// (module, file offset) of every instruction executed -> its function.
-    at: HashMap<(String, u64), FnKey>,
+    /// (module, file offset) of every instruction executed -> its function
+    /// and those it was inlined into (innermost first).
+    at: HashMap<(String, u64), Vec<FnKey>>,
+    calls: Calls,
 }
 
 impl Attribution {
@@ -66,13 +67,57 @@ impl Attribution {
             }
         }
         out.loops = find_loops(ex, &mut places);
+        out.add_calls(ex, &mut places);
         out
     }
 
+    /// Function entries and direct calls (see `calls`).
+    fn add_calls(&mut self, ex: &Executed, places: &mut Places) {
+        for b in &ex.blocks {
+            if b.runs == 0 {
+                continue;
+            }
+            let head = places.of(b.snapshot, b.start).clone();
+            if b.start == head.symbol_start {
+                *self
+                    .calls
+                    .entries
+                    .entry((head.module.clone(), head.function.clone()))
+                    .or_default() += b.runs;
+            }
+            let (End::Call { target, .. }, Some(last)) = (b.end, b.insns.last()) else {
+                continue;
+            };
+            let caller = places.of(b.snapshot, last.pc).clone();
+            let callee = places.of(b.snapshot, target).clone();
+            let to = (callee.module.clone(), callee.function.clone());
+            for f in &caller.chain {
+                *self
+                    .calls
+                    .edges
+                    .entry(((caller.module.clone(), f.clone()), to.clone()))
+                    .or_default() += b.runs;
+            }
+        }
+    }
+
     fn add_insn(&mut self, p: &Place, pc: u64, c: &Counts) {
+        let chain = || {
+            p.chain
+                .iter()
+                .map(|f| (p.module.clone(), f.clone()))
+                .collect()
+        };
         self.at
             .entry((p.module.clone(), p.offset))
-            .or_insert_with(|| (p.module.clone(), p.function.clone()));
+            .or_insert_with(chain);
+        for f in &p.chain {
+            self.calls
+                .local
+                .entry((p.module.clone(), f.clone()))
+                .or_default()
+                .merge(c);
+        }
         let f = self
             .functions
             .entry((p.module.clone(), p.function.clone()))
@@ -122,6 +167,7 @@ impl Attribution {
         for (k, f) in o.at {
             self.at.entry(k).or_insert(f);
         }
+        self.calls.merge(o.calls);
         let mut index: HashMap<(String, u64), usize> = self
             .loops
             .iter()
@@ -163,13 +209,18 @@ impl Attribution {
     /// `samples` where given.
     pub fn fill(&self, r: &mut Report, samples: Option<&Samples>) {
         let mut fn_samples: HashMap<&FnKey, u64> = HashMap::new();
+        let mut local_time: HashMap<FnKey, f64> = HashMap::new();
         if let Some(s) = samples {
             for (k, n) in &s.at {
-                if let Some(f) = self.at.get(k) {
-                    *fn_samples.entry(f).or_default() += n;
+                if let Some(chain) = self.at.get(k) {
+                    *fn_samples.entry(&chain[0]).or_default() += n;
+                    for f in chain {
+                        *local_time.entry(f.clone()).or_default() += s.time_of(*n).unwrap_or(0.0);
+                    }
                 }
             }
         }
+        let inclusive = self.calls.clone().inclusive(&local_time);
         let timed = |n: u64, c: &Counts| -> (Option<f64>, Option<u64>, Option<f64>) {
             let Some(s) = samples else {
                 return (None, None, None);
@@ -200,7 +251,12 @@ impl Attribution {
                 time_s,
                 samples: n,
                 gflops: g,
-                inclusive: None,
+                inclusive: inclusive
+                    .get(&(module.clone(), name.clone()))
+                    .map(|(c, t)| Inclusive {
+                        summary: Summary::from_counts(c),
+                        time_s: t.filter(|_| samples.is_some()),
+                    }),
             })
             .collect();
         functions.sort_by(|a, b| {

@@ -37,6 +37,7 @@ mod dwarf;
 mod fde;
 mod maps;
 mod module;
+mod plt;
 mod symtab;
 
 use std::collections::HashMap;

@@ -90,6 +90,15 @@ impl SymbolTable {
                 name: name.into(),
             });
         }
+        for (start, size, name) in crate::plt::stubs(file) {
+            entries.push(Entry {
+                start,
+                end: start + size,
+                size: Some(size),
+                rank: 2,
+                name: name.into(),
+            });
+        }
         // Among aliases at one address, the one a reader knows: strong before
         // weak before local, then fewest leading underscores (glibc's
         // `printf` over `_IO_printf`), then by name, for stable answers.
