@@ -443,3 +443,141 @@ fn openblas_dgemm_flop_are_in_its_kernels() {
         );
     }
 }
+
+/// two_regions.c with --per-region: each region has its own functions, and
+/// they sum to the region's counts (axpy's 2 n REPS FLOP in region "axpy",
+/// scale's n REPS in region "scale").
+#[test]
+fn each_region_has_its_own_functions() {
+    let (n, reps) = (1000u64, 10u64);
+    let exe = crate::reports::two_regions(SSE2);
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let out = Command::new(FLOPSCOPE)
+            .args([
+                "count",
+                "--engine",
+                engine,
+                "--no-native",
+                "--per-region",
+                "-o",
+            ])
+            .arg(&json)
+            .arg("--")
+            .arg(&exe)
+            .args([n.to_string(), reps.to_string()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{engine}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        for (region, function, flop) in
+            [("axpy", "axpy", 2 * n * reps), ("scale", "scale", n * reps)]
+        {
+            let g = r["regions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|g| g["name"] == region)
+                .unwrap_or_else(|| panic!("{engine}: no region {region}"));
+            let fs = g["functions"].as_array().expect("the region's functions");
+            // gcc names the specialised copy `axpy.constprop.0`.
+            let of = |name: &str| -> u64 {
+                fs.iter()
+                    .filter(|f| {
+                        f["name"]
+                            .as_str()
+                            .is_some_and(|s| s == name || s.starts_with(&format!("{name}.")))
+                    })
+                    .map(|f| f["flop"]["total"].as_u64().unwrap())
+                    .sum()
+            };
+            assert_eq!(
+                of(function),
+                flop,
+                "{engine}: {function} in region {region}"
+            );
+            let sum: u64 = fs
+                .iter()
+                .map(|f| f["flop"]["total"].as_u64().unwrap())
+                .sum();
+            assert_eq!(
+                sum,
+                g["flop"]["total"].as_u64().unwrap(),
+                "{engine}: region {region}'s functions sum"
+            );
+            let insns: u64 = fs.iter().map(|f| f["instructions"].as_u64().unwrap()).sum();
+            assert_eq!(
+                insns,
+                g["instructions"].as_u64().unwrap(),
+                "{engine}: region {region}'s instructions"
+            );
+        }
+    }
+}
+
+/// busy.c: heavy() does three times light()'s work. The native timed run is
+/// sampled: the two functions' time shares are 0.75 and 0.25 within four
+/// standard errors of the sampling error the report states (its signals).
+#[test]
+fn time_shares_follow_the_work_within_the_stated_sampling_error() {
+    let exe = compile("gcc", "busy.c", &["-O2", "-g"], "busy");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    // The emulate engine counts; the native timed run (the default) is sampled.
+    let out = Command::new(FLOPSCOPE)
+        .args(["count", "-o"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .arg("1500")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = Report(serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap());
+    let sampling = &r.0["sampling"];
+    let (total, signals) = (
+        sampling["samples"].as_u64().expect("samples"),
+        sampling["signals"].as_f64().expect("signals"),
+    );
+    let samples = |name: &str| {
+        function(&r, name)
+            .and_then(|f| f["samples"].as_u64())
+            .unwrap_or(0)
+    };
+    let (h, l) = (samples("heavy"), samples("light"));
+    let share = h as f64 / (h + l) as f64;
+    let n = signals * (h + l) as f64 / total as f64;
+    let se = (0.75 * 0.25 / n).sqrt();
+    assert!(
+        n >= 40.0,
+        "too few samples to judge: {n:.1} effective ({h} + {l} of {total})"
+    );
+    assert!(
+        (share - 0.75).abs() <= 4.0 * se,
+        "heavy's share {share:.3} (samples {h}, light {l}), expected 0.75 +- {:.3} (4 standard errors of {n:.1} effective samples)",
+        4.0 * se
+    );
+    // Times and GFLOP/s follow from the shares: each did ROUNDS FLOP.
+    let time = |name: &str| {
+        function(&r, name)
+            .and_then(|f| f["time_s"].as_f64())
+            .unwrap()
+    };
+    assert!(time("heavy") > time("light"));
+    let g = function(&r, "heavy")
+        .and_then(|f| f["gflops"].as_f64())
+        .unwrap();
+    assert!(
+        (g - 1500.0 / time("heavy") / 1e9).abs() < 1e-12,
+        "GFLOP/s = FLOP / time"
+    );
+}

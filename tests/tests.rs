@@ -21,6 +21,8 @@ mod report_cli;
 mod cli_engines;
 // Region counts under the perf engine: the markers reading a software event directly.
 mod perf_regions;
+// FLOP per function by sampling under the perf engine: the machinery run with a software clock.
+mod perf_sampling;
 // The native engine: against the emulate engine, closed forms on AVX-512, threads, signals.
 mod native;
 // Attribution: functions, loops and source lines of known counts, both engines.

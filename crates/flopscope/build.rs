@@ -13,12 +13,14 @@ fn main() {
     let plugin_dir = manifest_dir.join("../engine-qemu");
     let counter_file_dir = manifest_dir.join("../counter-file");
     let runtime_dir = manifest_dir.join("../native-runtime");
+    let sampler_dir = manifest_dir.join("../sampler");
     let isa_dir = manifest_dir.join("../isa");
     let model_dir = manifest_dir.join("../model");
     for d in [
         &plugin_dir,
         &counter_file_dir,
         &runtime_dir,
+        &sampler_dir,
         &isa_dir,
         &model_dir,
     ] {
@@ -52,6 +54,17 @@ fn main() {
         "the native runtime",
     );
     embed("NATIVE_RUNTIME", &rt);
+    // The sampler (time per function of the native timed run): loaded into
+    // the program too, so built the same way.
+    let sampler = build_cdylib(
+        &sampler_dir,
+        &target_dir,
+        &["--features", "preload"],
+        &static_unwinder(),
+        "libflopscope_sampler.so",
+        "the sampler",
+    );
+    embed("SAMPLER", &sampler);
     build_exec_shim(&plugin_dir.join("shim/exec_shim.c"), &out_dir);
 }
 

@@ -47,6 +47,15 @@ impl Executed {
     /// `counters`; `None` when the engine left no code table (an engine
     /// without attribution, or an older file).
     pub fn read(counters: &Path) -> Result<Option<Executed>, String> {
+        Self::read_banks(counters, &|_| true)
+    }
+
+    /// [`Executed::read`] counting only the banks whose open regions (by
+    /// name) satisfy `keep`: a region's own executed code.
+    pub fn read_banks(
+        counters: &Path,
+        keep: &dyn Fn(&[String]) -> bool,
+    ) -> Result<Option<Executed>, String> {
         let code = profile::code_path(counters);
         if !code.exists() {
             return Ok(None);
@@ -54,7 +63,8 @@ impl Executed {
         let cf = CounterFile::open(counters).map_err(|e| format!("{}: {e}", counters.display()))?;
         let records =
             profile::read_records(&code).map_err(|e| format!("{}: {e}", code.display()))?;
-        let runs = runs(&profile::prof_path(counters), &cf.bank_states(), &records)
+        let banks: Vec<bool> = cf.bank_regions().iter().map(|r| keep(r)).collect();
+        let runs = runs(&profile::prof_path(counters), &banks, &records)
             .map_err(|e| format!("{}: {e}", counters.display()))?;
         let kinds = cf.slot_kinds();
         let mut out = Executed {
@@ -101,8 +111,8 @@ fn is_empty(c: &Counts) -> bool {
     c.instructions == 0 && c.mem_read.is_empty() && c.mem_write.is_empty() && c.flop.is_empty()
 }
 
-/// Every counter summed over the banks.
-fn runs(prof: &Path, banks: &[u32], records: &[Record]) -> std::io::Result<Vec<u64>> {
+/// Every counter summed over the banks kept (`banks[b]`).
+fn runs(prof: &Path, banks: &[bool], records: &[Record]) -> std::io::Result<Vec<u64>> {
     let mut n = 0u32;
     for r in records {
         match r {
@@ -120,7 +130,7 @@ fn runs(prof: &Path, banks: &[u32], records: &[Record]) -> std::io::Result<Vec<u
     }
     let n = n.min(profile::COUNTERS_PER_BANK);
     let mut total = vec![0u64; n as usize];
-    for b in 0..banks.len() {
+    for b in (0..banks.len()).filter(|b| banks[*b]) {
         for (t, v) in total.iter_mut().zip(profile::read_bank(prof, b, n)?) {
             *t += v;
         }

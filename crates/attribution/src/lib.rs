@@ -87,3 +87,26 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
     job.fill(report, samples);
     warnings
 }
+
+/// Fills each region of `report` with its own `functions`, `loops` and
+/// `lines`: the code the main process ran while the region was open (a
+/// nested region's work is also its enclosing region's, as its counts are).
+/// Over a region's functions the counts sum to the region's counts.
+pub fn attach_regions(report: &mut Report, counters: &Path) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for region in &mut report.regions {
+        let name = region.name.clone();
+        match Executed::read_banks(counters, &|open| open.iter().any(|r| *r == name)) {
+            Ok(Some(ex)) => {
+                let mut rows = Report::new("", Vec::new());
+                Attribution::of(&ex).fill(&mut rows, None);
+                region.functions = rows.functions;
+                region.loops = rows.loops;
+                region.lines = rows.lines;
+            }
+            Ok(None) => {}
+            Err(e) => warnings.push(format!("attribution of region {name}: {e}")),
+        }
+    }
+    warnings
+}

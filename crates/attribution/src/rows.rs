@@ -259,14 +259,7 @@ impl Attribution {
                     }),
             })
             .collect();
-        functions.sort_by(|a, b| {
-            b.summary
-                .flop
-                .total
-                .cmp(&a.summary.flop.total)
-                .then(b.summary.instructions.cmp(&a.summary.instructions))
-                .then(a.name.cmp(&b.name))
-        });
+        FunctionRow::sort(&mut functions);
         r.functions = functions;
         r.lines = self
             .lines

@@ -160,6 +160,21 @@ impl CounterFile {
         (0..banks).map(|b| v.bank_state(b)).collect()
     }
 
+    /// The names of the regions open in each used bank (a bank's counts
+    /// are every one of these regions'), in bank order.
+    pub fn bank_regions(&self) -> Vec<Vec<String>> {
+        let v = self.view();
+        self.bank_states()
+            .into_iter()
+            .map(|s| {
+                let mut ids = v.state_stack(s as usize);
+                ids.sort_unstable();
+                ids.dedup();
+                ids.into_iter().map(|id| v.region_name(id as usize)).collect()
+            })
+            .collect()
+    }
+
     /// Whether attribution data was lost (see `word::PROFILE_LOST`).
     pub fn profile_lost(&self) -> bool {
         layout::load(self.view().word(word::PROFILE_LOST)) != 0

@@ -75,6 +75,7 @@ pub fn report_of(engine: &str, argv: &[String], c: &FileCounts, exit_status: Exi
             summary: Summary::from_counts(&reg.counts),
             native_time_s: None,
             gflops: None,
+            ..Default::default()
         })
         .collect();
     if !c.regions.is_empty() {

@@ -97,6 +97,7 @@ pub fn regions_from_counts(
                 summary: report_from_counts(set, &cv).summary,
                 native_time_s: None,
                 gflops: None,
+                ..Default::default()
             }
         })
         .collect()

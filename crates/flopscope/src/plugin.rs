@@ -8,6 +8,7 @@ use std::path::PathBuf;
 static PLUGIN: &[u8] = include_bytes!(env!("FLOPSCOPE_PLUGIN_SO"));
 static EXEC_SHIM: &[u8] = include_bytes!(env!("FLOPSCOPE_EXEC_SHIM_SO"));
 static NATIVE_RUNTIME: &[u8] = include_bytes!(env!("FLOPSCOPE_NATIVE_RUNTIME_SO"));
+static SAMPLER: &[u8] = include_bytes!(env!("FLOPSCOPE_SAMPLER_SO"));
 
 fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
@@ -76,4 +77,9 @@ pub fn native_runtime() -> Result<PathBuf> {
         env!("FLOPSCOPE_NATIVE_RUNTIME_HASH"),
         NATIVE_RUNTIME,
     )
+}
+
+/// The sampler preload library (time per function): the embedded copy.
+pub fn sampler() -> Result<PathBuf> {
+    materialize("sampler", env!("FLOPSCOPE_SAMPLER_HASH"), SAMPLER)
 }

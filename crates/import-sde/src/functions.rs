@@ -151,14 +151,7 @@ pub(crate) fn functions(
             ..FunctionRow::default()
         });
     }
-    rows.sort_by(|a, b| {
-        b.summary
-            .flop
-            .total
-            .cmp(&a.summary.flop.total)
-            .then(b.summary.instructions.cmp(&a.summary.instructions))
-            .then(a.name.cmp(&b.name))
-    });
+    FunctionRow::sort(&mut rows);
 
     if let Some(off) = &profile_off {
         warnings.push(format!(

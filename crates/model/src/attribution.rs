@@ -37,6 +37,21 @@ pub struct FunctionRow {
     pub arithmetic_intensity: Intensity,
 }
 
+impl FunctionRow {
+    /// The order reports list functions in: most FLOP first, then most
+    /// instructions, then by name (stable across runs).
+    pub fn sort(rows: &mut [FunctionRow]) {
+        rows.sort_by(|a, b| {
+            b.summary
+                .flop
+                .total
+                .cmp(&a.summary.flop.total)
+                .then(b.summary.instructions.cmp(&a.summary.instructions))
+                .then(a.name.cmp(&b.name))
+        });
+    }
+}
+
 /// A function's counts with its callees.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Inclusive {
@@ -88,4 +103,23 @@ pub struct LineRow {
     pub function: String,
     #[serde(flatten)]
     pub summary: Summary,
+}
+
+/// How the time per function and loop was measured (`functions[].time_s`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sampling {
+    /// Which run was sampled, and how.
+    pub source: String,
+    /// Seconds of CPU time per sample.
+    pub interval_s: f64,
+    /// Samples taken (in intervals; a row's `samples` are of these).
+    pub samples: u64,
+    /// Independent observations behind them (signals; one signal may stand
+    /// for several intervals when the kernel's tick is coarser than the
+    /// interval): the sampling error of a row's time share p is about
+    /// sqrt(p (1 - p) / (signals x p_samples)), p_samples being the row's
+    /// share of the samples.
+    pub signals: f64,
+    /// Samples that fell in no file mapping (and count for no function).
+    pub unplaced: u64,
 }

@@ -266,6 +266,7 @@ mod tests {
             summary: r.summary.clone(),
             native_time_s: Some(0.25),
             gflops: None,
+            ..Default::default()
         });
         r.set_native_time(Some(Seconds(0.5)));
         r

@@ -333,6 +333,13 @@ pub struct Region {
     pub native_time_s: Option<f64>,
     #[serde(default)]
     pub gflops: Option<f64>,
+    /// The region's own attribution rows (`flopscope count --per-region`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<crate::FunctionRow>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loops: Vec<crate::LoopRow>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<crate::LineRow>,
 }
 
 /// Where an MPI (or other launcher's) rank ran.
@@ -378,6 +385,9 @@ pub struct Report {
     /// Counts outside every region; present when the program marked regions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmarked: Option<Summary>,
+    /// How `time_s` of functions and loops was measured, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<crate::Sampling>,
     /// Where the work is (engines that attribute; empty otherwise).
     #[serde(default)]
     pub functions: Vec<crate::FunctionRow>,
@@ -411,6 +421,7 @@ impl Report {
             processes: Vec::new(),
             regions: Vec::new(),
             unmarked: None,
+            sampling: None,
             functions: Vec::new(),
             loops: Vec::new(),
             lines: Vec::new(),

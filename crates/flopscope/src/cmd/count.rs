@@ -36,6 +36,23 @@ pub struct CountArgs {
     /// perf engine: do not read the memory controllers (no DRAM bytes).
     #[arg(long)]
     no_dram: bool,
+    /// perf engine: also sample each FP event every N events, attributing
+    /// the FLOP to functions (the VTune method: the counted totals are split
+    /// by each function's share of the samples; estimates, see the warnings).
+    /// A prime such as 1000003 avoids aliasing with loop trip counts.
+    /// Example: `flopscope count --engine perf --sample-period 1000003 -- ./app`
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "no_attribution")]
+    sample_period: Option<u64>,
+    /// perf engine, testing: sample this software clock every N ns of CPU
+    /// time instead of the FP events (no PMU needed; time per function, no FLOP).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "CLOCK",
+        requires = "sample_period",
+        hide = true
+    )]
+    sample_clock: Option<SampleClock>,
     /// Do not follow programs the counted program starts with exec (by
     /// default they are counted too: relaunched under QEMU by the emulate
     /// engine, taken over again by the native engine).
@@ -64,6 +81,10 @@ pub struct CountArgs {
     /// and native engines): no per-block counters, no symbol lookups.
     #[arg(long)]
     no_attribution: bool,
+    /// Attribute each marked region's counts to functions, loops and lines
+    /// too (`regions[i].functions` in the JSON).
+    #[arg(long, conflicts_with = "no_attribution")]
+    per_region: bool,
     /// Rows in the table's "Top functions" and "Top loops" (the JSON
     /// always has them all).
     #[arg(long, value_name = "N", default_value_t = 10)]
@@ -78,6 +99,13 @@ enum EngineKind {
     Emulate,
     Perf,
     Native,
+}
+
+/// `--sample-clock`: the perf engine's software clocks.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum SampleClock {
+    TaskClock,
+    CpuClock,
 }
 
 fn parse_mark(s: &str) -> Result<u32, String> {
@@ -118,14 +146,30 @@ pub struct NativeRun {
     pub regions: regions::RegionTimes,
 }
 
-/// Runs the program natively once, asking its markers to record region times.
-pub fn native_run(argv: &[String], work: &std::path::Path) -> Result<NativeRun> {
+/// Runs the program natively once, asking its markers to record region times;
+/// with `sampler` (the preload library, the directory for its files), its
+/// program counter is sampled for the time per function and loop.
+pub fn native_run(
+    argv: &[String],
+    work: &std::path::Path,
+    sampler: Option<(&std::path::Path, &std::path::Path)>,
+) -> Result<NativeRun> {
     let exe = program::resolve(&argv[0])?;
     let times = work.join("region-times");
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.args(&argv[1..]).env("FLOPSCOPE_REGION_TIMES", &times);
+    if let Some((so, dir)) = sampler {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the samples directory {}", dir.display()))?;
+        let preload = match std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty()) {
+            Some(theirs) => format!("{}:{theirs}", so.display()),
+            None => so.display().to_string(),
+        };
+        cmd.env("LD_PRELOAD", preload)
+            .env(flopscope_sampler::DIR_ENV, dir);
+    }
     let start = Instant::now();
-    let status = std::process::Command::new(&exe)
-        .args(&argv[1..])
-        .env("FLOPSCOPE_REGION_TIMES", &times)
+    let status = cmd
         .status()
         .with_context(|| format!("running {} natively", exe.display()))?;
     let time = Seconds(start.elapsed().as_secs_f64());
@@ -154,6 +198,9 @@ fn work_root() -> PathBuf {
 }
 
 fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
+    if a.sample_period.is_some() && a.engine != EngineKind::Perf {
+        anyhow::bail!("--sample-period samples hardware counters: it needs --engine perf (the emulate and native engines attribute exactly without it)");
+    }
     Ok(match a.engine {
         EngineKind::Emulate => Box::new(qemu::QemuEngine {
             options: qemu::QemuOptions {
@@ -181,12 +228,23 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
         EngineKind::Perf => {
             let set = match &a.arch {
                 Some(name) => perf::event_set_by_name(name)?,
+                // A sampled software clock opens none of the set's events.
+                None if a.sample_clock.is_some() => {
+                    perf::event_set_for(&perf::detect_cpu()).unwrap_or(&perf::event_sets()[0])
+                }
                 None => perf::event_set_for(&perf::detect_cpu())?,
             };
+            let clock = a.sample_clock.map(|c| match c {
+                SampleClock::TaskClock => perf::SoftwareClock::Task,
+                SampleClock::CpuClock => perf::SoftwareClock::Cpu,
+            });
             Box::new(perf::PerfEngine {
                 set,
                 options: perf::PerfOptions {
                     dram: !a.no_dram,
+                    sampling: a
+                        .sample_period
+                        .map(|period| perf::SamplingOptions { period, clock }),
                     ..Default::default()
                 },
             })
@@ -218,18 +276,37 @@ pub fn run(a: CountArgs) -> Result<i32> {
     // A launched rank cannot run its program twice: a second MPI_Init of the
     // same rank fails. Time the job with `flopscope time` instead.
     let skip_native = a.no_native || engine.runs_natively() || rank.is_some();
+    let attribute =
+        !a.no_attribution && matches!(a.engine, EngineKind::Emulate | EngineKind::Native);
     let native = if skip_native {
         None
     } else {
-        Some(native_run(&a.command, work.path())?)
+        let sampler = if attribute {
+            Some((plugin::sampler()?, work.path().join("samples")))
+        } else {
+            None
+        };
+        let sampler = sampler
+            .as_ref()
+            .map(|(so, dir)| (so.as_path(), dir.as_path()));
+        Some(native_run(&a.command, work.path(), sampler)?)
     };
     let mut report = engine
         .count(&a.command)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    if !a.no_attribution && matches!(a.engine, EngineKind::Emulate | EngineKind::Native) {
-        let warnings =
-            flopscope_attribution::attach(&mut report, &work.path().join("counters"), None);
+    if attribute {
+        let counters = work.path().join("counters");
+        let samples = native.as_ref().map(|n| {
+            let (s, how) = read_samples(&work.path().join("samples"), n.time, &mut report.warnings);
+            report.sampling = Some(how);
+            s
+        });
+        let warnings = flopscope_attribution::attach(&mut report, &counters, samples.as_ref());
         report.warnings.extend(warnings);
+        if a.per_region {
+            let warnings = flopscope_attribution::attach_regions(&mut report, &counters);
+            report.warnings.extend(warnings);
+        }
     }
     if rank.is_some() && !a.no_native && !engine.runs_natively() {
         report.warnings.push(
@@ -286,4 +363,58 @@ pub fn emit_top(
         Format::Csv => render::csv(report),
     };
     crate::output::write_text(&text, output)
+}
+
+/// The samples of the native timed run, placed for attribution; a problem
+/// reading them is a warning (the counts do not depend on them).
+fn read_samples(
+    dir: &std::path::Path,
+    wall: Seconds,
+    warnings: &mut Vec<String>,
+) -> (flopscope_attribution::Samples, flopscope_model::Sampling) {
+    let processes = match flopscope_sampler::read_dir(dir) {
+        Ok(p) => p,
+        Err(e) => {
+            warnings.push(format!(
+                "time per function: the samples could not be read: {e}"
+            ));
+            Vec::new()
+        }
+    };
+    let (mut dropped, mut signals, mut replaced) = (0, 0.0, false);
+    let placed: Vec<flopscope_attribution::ProcessSamples> = processes
+        .into_iter()
+        .map(|p| {
+            dropped += p.dropped;
+            signals += p.effective_signals;
+            replaced |= p.handler_replaced;
+            flopscope_attribution::ProcessSamples {
+                interval_s: p.interval_s,
+                samples: p.samples,
+                maps_text: p.maps_text,
+            }
+        })
+        .collect();
+    if dropped > 0 {
+        warnings.push(format!(
+            "time per function: {dropped} samples were dropped (the sampler's buffer was full): time shares are of the samples kept"
+        ));
+    }
+    if replaced {
+        warnings.push(
+            "time per function: the program installed its own SIGPROF handler, which ended sampling there: times are of the samples taken before".into(),
+        );
+    }
+    let samples = flopscope_attribution::Samples::place(&placed, Some(wall.0));
+    let how = flopscope_model::Sampling {
+        source: format!(
+            "the native timed run, sampled on per-thread CPU-time timers (SIGPROF) every {:.3} ms; a row's time is the run's wall time x its share of the samples",
+            samples.interval_s * 1e3
+        ),
+        interval_s: samples.interval_s,
+        samples: samples.total,
+        signals,
+        unplaced: samples.total - samples.at.values().sum::<u64>(),
+    };
+    (samples, how)
 }

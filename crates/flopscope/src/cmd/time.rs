@@ -32,7 +32,7 @@ pub fn run(a: TimeArgs) -> Result<i32> {
         .prefix("flopscope-")
         .tempdir()
         .context("creating a temporary directory")?;
-    let native = native_run(&a.command, work.path())?;
+    let native = native_run(&a.command, work.path(), None)?;
     let rank = launch::rank_info();
     let mut report = Report::new("time", a.command.clone());
     report.exit_status = ExitStatus::from_std(native.status);

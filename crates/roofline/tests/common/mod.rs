@@ -73,6 +73,7 @@ fn region(name: &str, s: Summary, time: f64) -> Region {
         summary: s,
         native_time_s: Some(time),
         gflops: None,
+        ..Default::default()
     }
 }
 
