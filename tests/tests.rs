@@ -27,3 +27,5 @@ mod perf_sampling;
 mod native;
 // Attribution: functions, loops and source lines of known counts, both engines.
 mod attribution;
+// The workflow: paths checked before the run, the report apart from the program's output.
+mod workflow;

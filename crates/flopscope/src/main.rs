@@ -11,6 +11,7 @@ mod output;
 mod plugin;
 mod progress;
 mod regions;
+mod stdout;
 
 use clap::{Parser, Subcommand};
 
@@ -39,6 +40,9 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Draw the roofline of reports: SVG, PNG or a self-contained HTML page.
     Roofline(cmd::roofline::RooflineArgs),
+    /// Draw a flame graph of where the FLOP are (module, function, loops,
+    /// source line) as an SVG a browser opens.
+    Flame(cmd::flame::FlameArgs),
     /// Show, merge (ranks, processes) or compare reports; export them as
     /// CSV, Markdown, an SDE mix or an HTML page.
     Report(cmd::report::ReportArgs),
@@ -64,6 +68,7 @@ fn main() {
         Command::Events(a) => cmd::events::run(a),
         Command::Time(a) => cmd::time::run(a),
         Command::Roofline(a) => cmd::roofline::run(a),
+        Command::Flame(a) => cmd::flame::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Import(a) => cmd::import::run(a),
         Command::Peak(a) => cmd::peak::run(a),
@@ -72,8 +77,24 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("flopscope: {e:#}");
+            eprintln!("flopscope: {}", chain(&e));
             std::process::exit(EXIT_FLOPSCOPE_ERROR);
         }
     }
+}
+
+/// The error and its causes joined by ": ", each cause said once: many of
+/// our messages already include their source's text.
+fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+    }
+    out
 }

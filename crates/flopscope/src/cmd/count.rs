@@ -273,6 +273,26 @@ pub fn run(a: CountArgs) -> Result<i32> {
     }
     let engine = engine(&a, work.path())?;
     let rank = launch::rank_info();
+    // Everything the report needs is checked before the program runs: a
+    // wrong path must not cost the run.
+    let output = a
+        .output
+        .as_deref()
+        .map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
+    if let Some(o) = &output {
+        check_writable(o)?;
+    }
+    let machine_peak = match &a.machine {
+        Some(m) => Some(super::peak::report_peak(Some(m))?),
+        None => None,
+    };
+    // Machine-readable output on stdout: the program's own output goes to
+    // stderr (it never shares a stream with the report).
+    let report_out = if output.is_none() && format != Format::Table {
+        Some(crate::stdout::ReportOut::take()?)
+    } else {
+        None
+    };
     // A launched rank cannot run its program twice: a second MPI_Init of the
     // same rank fails. Time the job with `flopscope time` instead.
     let skip_native = a.no_native || engine.runs_natively() || rank.is_some();
@@ -327,8 +347,11 @@ pub fn run(a: CountArgs) -> Result<i32> {
         }
     }
     // The peak is what FLOP/s are compared with: needed with a native time.
-    if report.native_time_s.is_some() || a.machine.is_some() {
-        report.peak = Some(super::peak::report_peak(a.machine.as_deref())?);
+    if let Some(p) = machine_peak {
+        report.peak = Some(p);
+        report.refresh_derived();
+    } else if report.native_time_s.is_some() {
+        report.peak = Some(super::peak::report_peak(None)?);
         report.refresh_derived();
     }
     // Warnings go to stderr too unless the table on stdout already shows them.
@@ -337,17 +360,82 @@ pub fn run(a: CountArgs) -> Result<i32> {
             eprintln!("flopscope: warning: {w}");
         }
     }
-    let output = a
-        .output
-        .as_deref()
-        .map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
-    emit_top(&report, format, output.as_deref(), a.top)?;
+    match report_out {
+        Some(out) => out.write(&render(&report, format, a.top))?,
+        None => emit_or_keep(&report, format, output.as_deref(), a.top)?,
+    }
     Ok(exit_code_of(&report.exit_status))
 }
 
 /// Writes the report in `format` to `output` (atomically) or standard output.
 pub fn emit(report: &Report, format: Format, output: Option<&std::path::Path>) -> Result<()> {
     emit_top(report, format, output, 10)
+}
+
+/// The report as text in `format`.
+fn render(report: &Report, format: Format, top: usize) -> String {
+    match format {
+        Format::Table => render::table_top(report, top),
+        Format::Json => report.to_json(),
+        Format::Csv => render::csv(report),
+    }
+}
+
+/// [`emit_top`]; when `output` cannot be written after all (it was checked
+/// before the run), the report goes to a file named after the process in
+/// the current directory, and the error says where: counts are never lost.
+fn emit_or_keep(
+    report: &Report,
+    format: Format,
+    output: Option<&std::path::Path>,
+    top: usize,
+) -> Result<()> {
+    let Err(e) = emit_top(report, format, output, top) else {
+        return Ok(());
+    };
+    let ext = match format {
+        Format::Json => "json",
+        Format::Csv => "csv",
+        Format::Table => "txt",
+    };
+    let keep = std::path::PathBuf::from(format!("flopscope-report-{}.{ext}", std::process::id()));
+    match crate::output::write_text(&render(report, format, top), Some(&keep)) {
+        Ok(()) => Err(e.context(format!("the report was kept in {} instead", keep.display()))),
+        Err(_) => Err(e),
+    }
+}
+
+/// Fails, before the program runs, if the report could not be written to
+/// `path`: its directory must exist and be writable.
+fn check_writable(path: &std::path::Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "cannot write the report to {}: the directory {} does not exist (create it, or give another -o); the program was not run",
+            path.display(),
+            dir.display()
+        );
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .context("a path with a NUL byte")?;
+    // SAFETY: access() only reads the NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        anyhow::bail!(
+            "cannot write the report to {}: the directory {} is not writable (give another -o); the program was not run",
+            path.display(),
+            dir.display()
+        );
+    }
+    if path.is_dir() {
+        anyhow::bail!(
+            "cannot write the report to {}: it is a directory (give a file name); the program was not run",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// [`emit`] with `top` rows in the table's top functions and loops.
