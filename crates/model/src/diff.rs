@@ -2,12 +2,14 @@
 //! change, two compilers, two inputs): per scope (the whole program, each
 //! region, the unmarked rest), FLOP by precision, FLOP and instructions by
 //! precision and width, FLOP by operation, bytes, instructions; and the
-//! rates (time, GFLOP/s, intensity) beside them.
+//! rates (time, GFLOP/s, intensity) beside them; then, where both reports
+//! attribute their work, per function and per loop ([`crate::diff_where`]).
 //!
 //! Counts compare exactly (the change is an `i128`); a quantity one report
 //! does not have (a region only one of them marks, a field an engine cannot
 //! tell) shows as absent on that side, never as zero.
 
+use crate::diff_where::{self, Rows};
 use crate::render::{duration, thousands};
 use crate::report::{Report, Summary};
 use std::collections::BTreeMap;
@@ -59,6 +61,8 @@ pub struct Diff {
     pub b_label: String,
     pub counts: Vec<CountChange>,
     pub rates: Vec<RateChange>,
+    /// Per function and per loop.
+    pub rows: Rows,
 }
 
 fn width_label(lanes: u32, width_bits: u32) -> String {
@@ -209,6 +213,7 @@ pub fn diff(a: &Report, b: &Report, a_label: &str, b_label: &str) -> Diff {
         b_label: b_label.into(),
         counts,
         rates,
+        rows: diff_where::rows(a, b),
     }
 }
 
@@ -306,6 +311,7 @@ impl Diff {
                 );
             }
         }
+        out.push_str(&self.rows.table(all));
         out
     }
 
@@ -350,6 +356,7 @@ impl Diff {
                 );
             }
         }
+        out.push_str(&self.rows.markdown(all));
         out
     }
 }
@@ -405,6 +412,7 @@ mod tests {
             summary: r.summary.clone(),
             native_time_s: Some(if vector { 0.5 } else { 2.0 }),
             gflops: None,
+            ..Default::default()
         });
         if !vector {
             r.regions.push(Region {

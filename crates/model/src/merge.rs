@@ -21,9 +21,26 @@
 //!   report when the FLOP imbalance reaches [`IMBALANCE_WARNING`].
 //! - Thread rows stay inside each input (thread numbers repeat from one
 //!   process to the next); the merged report has none of its own.
+//! - Functions, loops and lines are summed per row, matched as
+//!   [`crate::matching`] says (by module file name, name, source position;
+//!   never by address), in the order they first appear; functions are then
+//!   sorted as an engine sorts them (FLOP, then instructions, descending).
+//!   Counts add like the totals (so over `functions`, and over `lines`, they
+//!   still sum to the totals), and so do a loop's `entries`, `iterations`
+//!   and `self_counts`; its `parent` points into the merged `loops` (the
+//!   first input's nesting), its `header` and a function's `address` are
+//!   the first input's. A row's `time_s` and `samples` are the sums of the
+//!   known ones (absent only when no input has one), and its GFLOP/s and
+//!   intensity follow from the summed counts and time. Where some inputs
+//!   attribute their work and others do not, rows of the first kind alone
+//!   would not add up to the totals: the merge then has none, and says so.
+//!   A region's own rows merge the same way. `sampling` sums the inputs'
+//!   samples when all were sampled alike, and is absent otherwise.
 
+use crate::attribution::{FunctionRow, Inclusive, LineRow, LoopRow, Sampling};
+use crate::matching::{loop_keys, FunctionKey, LineKey};
 use crate::report::{
-    ByteTotals, ExitStatus, FpInstructionRow, MemAccesses, Region, Report, Summary,
+    ByteTotals, ExitStatus, FpInstructionRow, Intensity, MemAccesses, Region, Report, Summary,
 };
 use crate::units::{gflops, Flop, Seconds};
 use crate::vocab::Precision;
@@ -304,7 +321,8 @@ fn worst_status(reports: &[&Report]) -> ExitStatus {
         .unwrap_or(ExitStatus::Unknown)
 }
 
-fn merge_regions(sources: &[Source]) -> Result<Vec<Region>> {
+/// The merged regions, with warnings about their rows (module docs).
+fn merge_regions(sources: &[Source]) -> Result<(Vec<Region>, Vec<String>)> {
     let mut order: Vec<String> = Vec::new();
     let mut by_name: BTreeMap<String, Vec<(&str, &Region)>> = BTreeMap::new();
     for s in sources {
@@ -319,8 +337,23 @@ fn merge_regions(sources: &[Source]) -> Result<Vec<Region>> {
         }
     }
     let mut out = Vec::new();
+    let mut warnings = Vec::new();
     for name in order {
         let parts = &by_name[&name];
+        let rows: Vec<RowsOf> = parts
+            .iter()
+            .map(|(label, r)| RowsOf {
+                label,
+                functions: &r.functions,
+                loops: &r.loops,
+                lines: &r.lines,
+            })
+            .collect();
+        let (functions, loops, lines) = merge_rows(
+            &rows,
+            &format!("region `{name}` of the merge"),
+            &mut warnings,
+        )?;
         let mut entries = 0;
         for (label, r) in parts {
             entries = add(entries, r.entries, "region entries", label)?;
@@ -334,9 +367,262 @@ fn merge_regions(sources: &[Source]) -> Result<Vec<Region>> {
             summary,
             native_time_s,
             gflops: g,
+            functions,
+            loops,
+            lines,
+        });
+    }
+    Ok((out, warnings))
+}
+
+/// Items of every input grouped by key, in the order keys first appear;
+/// `W` says where each came from.
+fn group<'a, K: Ord + Clone, W, R>(
+    items: impl IntoIterator<Item = (K, W, &'a R)>,
+) -> Vec<(K, Vec<(W, &'a R)>)> {
+    let mut index: BTreeMap<K, usize> = BTreeMap::new();
+    let mut out: Vec<(K, Vec<(W, &'a R)>)> = Vec::new();
+    for (k, w, r) in items {
+        match index.get(&k) {
+            Some(&i) => out[i].1.push((w, r)),
+            None => {
+                index.insert(k.clone(), out.len());
+                out.push((k, vec![(w, r)]));
+            }
+        }
+    }
+    out
+}
+
+/// The sum of the times that are known; `None` when none is.
+fn sum_times(times: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    times.flatten().reduce(|x, y| x + y)
+}
+
+/// The sum of the sample counts that are known; `None` when none is.
+fn sum_samples<'a>(samples: impl Iterator<Item = (&'a str, Option<u64>)>) -> Result<Option<u64>> {
+    let mut out = None;
+    for (label, n) in samples {
+        if let Some(n) = n {
+            out = Some(add(out.unwrap_or(0), n, "samples", label)?);
+        }
+    }
+    Ok(out)
+}
+
+/// GFLOP/s and intensity of summed counts over a summed time.
+fn rates(s: &Summary, time_s: Option<f64>) -> (Option<f64>, Intensity) {
+    let g = time_s.and_then(|t| gflops(s.flop_total(), Seconds(t)));
+    let ai = Intensity {
+        l1: s.intensity_l1(),
+        dram: None,
+    };
+    (g, ai)
+}
+
+/// One input's attribution rows (a report's, or one of its regions').
+struct RowsOf<'a> {
+    label: &'a str,
+    functions: &'a [FunctionRow],
+    loops: &'a [LoopRow],
+    lines: &'a [LineRow],
+}
+
+fn merge_functions(inputs: &[RowsOf]) -> Result<Vec<FunctionRow>> {
+    let groups = group(
+        inputs
+            .iter()
+            .flat_map(|s| s.functions.iter().map(|f| (FunctionKey::of(f), s.label, f))),
+    );
+    let mut out = Vec::with_capacity(groups.len());
+    for (_, parts) in groups {
+        let first = parts[0].1;
+        let summary = sum_summaries(parts.iter().map(|(l, f)| (*l, &f.summary)))?;
+        let inclusive = match parts
+            .iter()
+            .map(|(l, f)| Some((*l, f.inclusive.as_ref()?)))
+            .collect::<Option<Vec<_>>>()
+        {
+            Some(inc) => Some(Inclusive {
+                summary: sum_summaries(inc.iter().map(|(l, i)| (*l, &i.summary)))?,
+                time_s: sum_times(inc.iter().map(|(_, i)| i.time_s)),
+            }),
+            None => None,
+        };
+        let time_s = sum_times(parts.iter().map(|(_, f)| f.time_s));
+        let (g, ai) = rates(&summary, time_s);
+        let mut inlined_into: Vec<String> = Vec::new();
+        for name in parts.iter().flat_map(|(_, f)| &f.inlined_into) {
+            if !inlined_into.contains(name) {
+                inlined_into.push(name.clone());
+            }
+        }
+        let declared = parts
+            .iter()
+            .map(|(_, f)| f)
+            .find(|f| f.file.is_some() || f.line.is_some())
+            .unwrap_or(&first);
+        out.push(FunctionRow {
+            name: first.name.clone(),
+            module: first.module.clone(),
+            address: first.address.clone(),
+            file: declared.file.clone(),
+            line: declared.line,
+            inlined_into,
+            summary,
+            inclusive,
+            time_s,
+            samples: sum_samples(parts.iter().map(|(l, f)| (*l, f.samples)))?,
+            gflops: g,
+            arithmetic_intensity: ai,
+        });
+    }
+    FunctionRow::sort(&mut out);
+    Ok(out)
+}
+
+fn merge_loops(inputs: &[RowsOf]) -> Result<Vec<LoopRow>> {
+    let keys: Vec<_> = inputs.iter().map(|s| loop_keys(s.loops)).collect();
+    let groups = group(inputs.iter().enumerate().flat_map(|(i, s)| {
+        s.loops
+            .iter()
+            .zip(&keys[i])
+            .map(move |(l, k)| (k.clone(), (i, s.label), l))
+    }));
+    let index: BTreeMap<_, usize> = groups
+        .iter()
+        .enumerate()
+        .map(|(at, (k, _))| (k, at))
+        .collect();
+    let mut out = Vec::with_capacity(groups.len());
+    for (_, parts) in &groups {
+        let ((src, _), first) = parts[0];
+        // The nesting of the first input that has the loop.
+        let parent = first
+            .parent
+            .and_then(|p| keys[src].get(p))
+            .and_then(|k| index.get(k).copied());
+        let (mut entries, mut iterations) = (0u64, 0u64);
+        for ((_, label), l) in parts {
+            entries = add(entries, l.entries, "loop entries", label)?;
+            iterations = add(iterations, l.iterations, "loop iterations", label)?;
+        }
+        let summary = sum_summaries(parts.iter().map(|((_, l), r)| (*l, &r.summary)))?;
+        let self_counts = sum_summaries(parts.iter().map(|((_, l), r)| (*l, &r.self_counts)))?;
+        let per = |x: u64| (iterations > 0).then(|| x as f64 / iterations as f64);
+        let time_s = sum_times(parts.iter().map(|(_, l)| l.time_s));
+        let (g, ai) = rates(&summary, time_s);
+        out.push(LoopRow {
+            function: first.function.clone(),
+            module: first.module.clone(),
+            file: first.file.clone(),
+            line: first.line,
+            header: first.header.clone(),
+            parent,
+            entries,
+            iterations,
+            flop_per_iteration: per(summary.flop.total),
+            bytes_per_iteration: summary.bytes.and_then(|b| per(b.total().0)),
+            summary,
+            self_counts,
+            time_s,
+            samples: sum_samples(parts.iter().map(|((_, l), r)| (*l, r.samples)))?,
+            gflops: g,
+            arithmetic_intensity: ai,
         });
     }
     Ok(out)
+}
+
+fn merge_lines(inputs: &[RowsOf]) -> Result<Vec<LineRow>> {
+    let groups = group(
+        inputs
+            .iter()
+            .flat_map(|s| s.lines.iter().map(|l| (LineKey::of(l), s.label, l))),
+    );
+    let mut out = Vec::with_capacity(groups.len());
+    for (_, parts) in groups {
+        let first = parts[0].1;
+        out.push(LineRow {
+            file: first.file.clone(),
+            line: first.line,
+            module: first.module.clone(),
+            function: first.function.clone(),
+            summary: sum_summaries(parts.iter().map(|(l, r)| (*l, &r.summary)))?,
+        });
+    }
+    Ok(out)
+}
+
+/// How the merged rows' times were measured: the inputs' samples summed,
+/// when every input was sampled alike (same source and interval).
+fn merge_sampling(sources: &[Source], warnings: &mut Vec<String>) -> Result<Option<Sampling>> {
+    let all: Option<Vec<(&str, &Sampling)>> = sources
+        .iter()
+        .map(|s| Some((s.label.as_str(), s.report.sampling.as_ref()?)))
+        .collect();
+    let Some(all) = all else {
+        return Ok(None);
+    };
+    let first = all[0].1;
+    if all
+        .iter()
+        .any(|(_, x)| x.source != first.source || x.interval_s != first.interval_s)
+    {
+        warnings.push(
+            "the inputs were sampled differently (run or interval): the merge states no sampling, and its times per function and loop are sums of unlike measurements".into(),
+        );
+        return Ok(None);
+    }
+    let mut out = Sampling {
+        samples: 0,
+        signals: 0.0,
+        unplaced: 0,
+        ..first.clone()
+    };
+    for (label, x) in &all {
+        out.samples = add(out.samples, x.samples, "samples", label)?;
+        out.unplaced = add(out.unplaced, x.unplaced, "unplaced samples", label)?;
+        out.signals += x.signals;
+    }
+    Ok(Some(out))
+}
+
+type MergedRows = (Vec<FunctionRow>, Vec<LoopRow>, Vec<LineRow>);
+
+/// The inputs' functions, loops and lines merged (module docs). Where some
+/// inputs have rows and others none there are none, and a warning about
+/// `what` (the merge, a region of it) says why.
+fn merge_rows(inputs: &[RowsOf], what: &str, warnings: &mut Vec<String>) -> Result<MergedRows> {
+    let without = |has: &dyn Fn(&RowsOf) -> bool| -> Vec<&str> {
+        inputs.iter().filter(|s| !has(s)).map(|s| s.label).collect()
+    };
+    let no_functions = without(&|s| !s.functions.is_empty());
+    if no_functions.len() == inputs.len() {
+        return Ok(Default::default());
+    }
+    if !no_functions.is_empty() {
+        warnings.push(format!(
+            "{what} has no functions, loops or lines: some inputs attribute no work to functions ({}), and the others' rows alone would not add up to the totals",
+            no_functions.join(", ")
+        ));
+        return Ok(Default::default());
+    }
+    let functions = merge_functions(inputs)?;
+    let loops = merge_loops(inputs)?;
+    let no_lines = without(&|s| !s.lines.is_empty());
+    let lines = if no_lines.is_empty() {
+        merge_lines(inputs)?
+    } else {
+        if no_lines.len() < inputs.len() {
+            warnings.push(format!(
+                "{what} has no source lines: some inputs have none ({}), and the others' lines alone would not add up to the totals",
+                no_lines.join(", ")
+            ));
+        }
+        Vec::new()
+    };
+    Ok((functions, loops, lines))
 }
 
 fn dram_intensity(reports: &[&Report]) -> Option<f64> {
@@ -386,7 +672,8 @@ pub fn merge(sources: Vec<Source>) -> Result<Merged> {
     } else {
         None
     };
-    top.regions = merge_regions(&sources)?;
+    let (regions, region_warnings) = merge_regions(&sources)?;
+    top.regions = regions;
     top.unmarked = if reports.iter().all(|r| r.unmarked.is_some()) {
         Some(sum_summaries(sources.iter().filter_map(|s| {
             Some((s.label.as_str(), s.report.unmarked.as_ref()?))
@@ -417,6 +704,18 @@ pub fn merge(sources: Vec<Source>) -> Result<Merged> {
     };
 
     let mut warnings = Vec::new();
+    let rows: Vec<RowsOf> = sources
+        .iter()
+        .map(|s| RowsOf {
+            label: &s.label,
+            functions: &s.report.functions,
+            loops: &s.report.loops,
+            lines: &s.report.lines,
+        })
+        .collect();
+    (top.functions, top.loops, top.lines) = merge_rows(&rows, "the merge", &mut warnings)?;
+    top.sampling = merge_sampling(&sources, &mut warnings)?;
+    warnings.extend(region_warnings);
     if !same(&|r| r.engine.clone()) {
         let engines: Vec<String> = sources
             .iter()
@@ -480,6 +779,7 @@ mod tests {
             summary: r.summary.clone(),
             native_time_s: Some(time / 2.0),
             gflops: None,
+            ..Default::default()
         });
         r.set_native_time(Some(Seconds(time)));
         r
@@ -569,5 +869,320 @@ mod tests {
         s[0].report.summary.flop.total = u64::MAX;
         assert!(matches!(merge(s), Err(MergeError::Overflow { .. })));
         assert!(matches!(merge(vec![]), Err(MergeError::Empty)));
+    }
+
+    /// Code of one function: `fma` 256-bit FMAs (8 FLOP each), `adds`
+    /// scalar fp32 adds, 10 instructions per FP instruction, plus `other`.
+    fn code(fma: u64, adds: u64, other: u64) -> Counts {
+        let mut c = Counts {
+            instructions: 10 * (fma + adds) + other,
+            ..Default::default()
+        };
+        if fma > 0 {
+            c.add_fp(
+                FpKey::new(Precision::Fp64, 256, 4, OpClass::Fma),
+                fma,
+                8 * fma,
+                FlopOp::Fma,
+            );
+            c.mem_read.insert(32, 2 * fma);
+            c.mem_write.insert(32, fma);
+        }
+        if adds > 0 {
+            c.add_fp(
+                FpKey::new(Precision::Fp32, 32, 1, OpClass::Add),
+                adds,
+                adds,
+                FlopOp::Add,
+            );
+            c.mem_read.insert(4, adds);
+        }
+        c.mem_read.insert(8, other);
+        c
+    }
+
+    fn function(module: &str, name: &str, c: &Counts, time_s: Option<f64>) -> FunctionRow {
+        let summary = Summary::from_counts(c);
+        FunctionRow {
+            name: name.into(),
+            module: module.into(),
+            address: format!("{:#x}", 0x7f00_0000 + name.len()),
+            time_s,
+            samples: time_s.map(|t| (t * 100.0) as u64),
+            arithmetic_intensity: Intensity {
+                l1: summary.intensity_l1(),
+                dram: None,
+            },
+            summary,
+            ..Default::default()
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn a_loop(
+        module: &str,
+        function: &str,
+        file: &str,
+        line: u32,
+        header: &str,
+        parent: Option<usize>,
+        iterations: u64,
+        c: &Counts,
+    ) -> LoopRow {
+        LoopRow {
+            function: function.into(),
+            module: module.into(),
+            file: Some(file.into()),
+            line: Some(line),
+            header: header.into(),
+            parent,
+            entries: 1,
+            iterations,
+            summary: Summary::from_counts(c),
+            self_counts: Summary::from_counts(c),
+            ..Default::default()
+        }
+    }
+
+    fn line(module: &str, function: &str, file: &str, line: u32, c: &Counts) -> LineRow {
+        LineRow {
+            file: Some(file.into()),
+            line: Some(line),
+            module: module.into(),
+            function: function.into(),
+            summary: Summary::from_counts(c),
+        }
+    }
+
+    /// A rank of `./app` calling `kernel` in libkern.so (loaded from
+    /// `lib_dir`), with `kernel`'s nested loops, and functions of its own.
+    fn attributed(rank: u32) -> Report {
+        let app = "/home/u/app";
+        let lib = if rank == 0 {
+            "/opt/a/libkern.so"
+        } else {
+            "/scratch/b/libkern.so"
+        };
+        let n = 1000 * u64::from(rank + 1);
+        let (kernel, main) = (code(n, 0, 50), code(0, 0, 300));
+        let mut r = Report::new("emulate", vec!["./app".into()]);
+        let mut total = Counts::default();
+        total.merge(&kernel);
+        total.merge(&main);
+        r.functions = vec![
+            function(lib, "kernel", &kernel, (rank == 0).then_some(1.0)),
+            function(app, "main", &main, None),
+        ];
+        r.lines = vec![
+            line(lib, "kernel", "kern.c", 12, &kernel),
+            line(app, "main", "app.c", 3, &main),
+        ];
+        let inner = code(n, 0, 0);
+        let outer = kernel.clone();
+        let base = 0x7f00_0000 + 0x10_0000 * u64::from(rank);
+        let at = |off: u64| format!("{:#x}", base + off);
+        if rank == 0 {
+            let init = code(0, 7, 20);
+            total.merge(&init);
+            r.functions.push(function(app, "init", &init, None));
+            r.lines.push(line(app, "init", "app.c", 9, &init));
+            r.loops = vec![
+                a_loop(lib, "kernel", "kern.c", 10, &at(0x100), None, 10, &outer),
+                a_loop(lib, "kernel", "kern.c", 12, &at(0x120), Some(0), n, &inner),
+            ];
+        } else {
+            // Another order, and loops rank 0 does not have.
+            let (fin_inner, fin_outer) = (code(0, 40, 0), code(0, 50, 5));
+            total.merge(&fin_outer);
+            r.functions.push(function(app, "finish", &fin_outer, None));
+            r.lines.push(line(app, "finish", "app.c", 20, &fin_outer));
+            r.loops = vec![
+                a_loop(lib, "kernel", "kern.c", 12, &at(0x120), Some(2), n, &inner),
+                a_loop(
+                    app,
+                    "finish",
+                    "app.c",
+                    21,
+                    &at(0x60),
+                    Some(3),
+                    40,
+                    &fin_inner,
+                ),
+                a_loop(lib, "kernel", "kern.c", 10, &at(0x100), None, 20, &outer),
+                a_loop(app, "finish", "app.c", 20, &at(0x40), None, 2, &fin_outer),
+            ];
+        }
+        r.summary = Summary::from_counts(&total);
+        r.exit_status = ExitStatus::Code(0);
+        r.complete = true;
+        r.sampling = Some(Sampling {
+            source: "native run".into(),
+            interval_s: 0.01,
+            samples: 100 * u64::from(rank + 1),
+            signals: 50.0,
+            unplaced: 1,
+        });
+        // The region around the kernel, with its own rows.
+        let kernel_loops = r.loops.iter().filter(|l| l.function == "kernel");
+        r.regions.push(Region {
+            name: "solve".into(),
+            entries: 1,
+            summary: r.functions[0].summary.clone(),
+            functions: vec![r.functions[0].clone()],
+            loops: kernel_loops
+                .map(|l| LoopRow {
+                    parent: l.parent.map(|_| usize::from(rank != 0)),
+                    ..l.clone()
+                })
+                .collect(),
+            ..Default::default()
+        });
+        r
+    }
+
+    fn attributed_sources() -> Vec<Source> {
+        (0..2)
+            .map(|i| Source {
+                label: format!("rank{i}.json"),
+                report: attributed(i),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn functions_loops_and_lines_add_up_by_name_and_place() {
+        let inputs = attributed_sources();
+        for s in &inputs {
+            let sum = sum_summaries(s.report.functions.iter().map(|f| ("", &f.summary)));
+            assert_eq!(sum.unwrap(), s.report.summary, "inputs hold the invariant");
+        }
+        let m = merge(inputs).unwrap();
+        let r = &m.report;
+        assert!(
+            !r.warnings.iter().any(|w| w.starts_with("the merge has no")),
+            "{:?}",
+            r.warnings
+        );
+        // The invariant: over functions, and over lines, the totals exactly.
+        let over_functions = sum_summaries(r.functions.iter().map(|f| ("", &f.summary))).unwrap();
+        assert_eq!(over_functions, r.summary);
+        let over_lines = sum_summaries(r.lines.iter().map(|l| ("", &l.summary))).unwrap();
+        assert_eq!(over_lines, r.summary);
+
+        // libkern.so from two directories is one function; by FLOP, then instructions.
+        let names: Vec<(&str, &str, u64)> = r
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.module.as_str(), f.summary.flop.total))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("kernel", "/opt/a/libkern.so", 24_000),
+                ("finish", "/home/u/app", 50),
+                ("init", "/home/u/app", 7),
+                ("main", "/home/u/app", 0),
+            ]
+        );
+        let kernel = &r.functions[0];
+        assert_eq!(kernel.summary.fp_instructions[0].count, 3000);
+        assert_eq!(kernel.summary.instructions, Some(30_100));
+        assert_eq!(
+            kernel.summary.bytes,
+            Some(ByteTotals {
+                read: 192_000 + 800,
+                written: 96_000
+            })
+        );
+        assert_eq!(kernel.address, "0x7f000006");
+        // Time where known: rank 1 has none, so the sum is rank 0's.
+        assert_eq!(kernel.time_s, Some(1.0));
+        assert_eq!(kernel.samples, Some(100));
+        assert_eq!(kernel.gflops, Some(24_000.0 / 1e9));
+        assert_eq!(
+            kernel.arithmetic_intensity.l1,
+            Some(24_000.0 / (192_800.0 + 96_000.0))
+        );
+        assert_eq!(
+            (r.functions[3].time_s, r.functions[3].samples),
+            (None, None)
+        );
+        let sampling = r.sampling.as_ref().unwrap();
+        assert_eq!((sampling.samples, sampling.unplaced), (300, 2));
+        assert_eq!((sampling.interval_s, sampling.signals), (0.01, 100.0));
+        assert_eq!(r.lines.len(), 4);
+        assert_eq!(r.lines[0].summary.flop.total, 24_000);
+
+        // Loops: the two of kernel are one row each; rank 1's own loops
+        // follow, their parent pointing into the merged list.
+        // (function, line, parent, entries, iterations, header)
+        type Row<'a> = (&'a str, u32, Option<usize>, u64, u64, &'a str);
+        let loops: Vec<Row> = r
+            .loops
+            .iter()
+            .map(|l| {
+                (
+                    l.function.as_str(),
+                    l.line.unwrap(),
+                    l.parent,
+                    l.entries,
+                    l.iterations,
+                    l.header.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            loops,
+            [
+                ("kernel", 10, None, 2, 30, "0x7f000100"),
+                ("kernel", 12, Some(0), 2, 3000, "0x7f000120"),
+                ("finish", 21, Some(3), 1, 40, "0x7f100060"),
+                ("finish", 20, None, 1, 2, "0x7f100040"),
+            ]
+        );
+        assert_eq!(r.loops[0].summary.flop.total, 24_000);
+        assert_eq!(r.loops[1].self_counts.flop.total, 24_000);
+        assert_eq!(r.loops[1].flop_per_iteration, Some(8.0));
+        assert_eq!(r.loops[1].bytes_per_iteration, Some(96.0));
+        assert_eq!(r.loops[0].flop_per_iteration, Some(800.0));
+
+        // A region's own rows: merged alike (without lines here).
+        let solve = &r.regions[0];
+        assert_eq!(solve.functions.len(), 1);
+        assert_eq!(solve.functions[0].summary, r.functions[0].summary);
+        let nest: Vec<(u32, Option<usize>, u64)> = solve
+            .loops
+            .iter()
+            .map(|l| (l.line.unwrap(), l.parent, l.iterations))
+            .collect();
+        assert_eq!(nest, [(10, None, 30), (12, Some(0), 3000)]);
+        assert!(solve.lines.is_empty());
+    }
+
+    #[test]
+    fn rows_are_dropped_when_some_input_attributes_nothing() {
+        let mut inputs = attributed_sources();
+        inputs[1].report.functions.clear();
+        inputs[1].report.loops.clear();
+        inputs[1].report.lines.clear();
+        let m = merge(inputs).unwrap();
+        assert!(m.report.functions.is_empty() && m.report.loops.is_empty());
+        assert!(m.report.lines.is_empty());
+        assert!(m.report.warnings.contains(&"the merge has no functions, loops or lines: some inputs attribute no work to functions (rank1.json), and the others' rows alone would not add up to the totals".to_string()), "{:?}", m.report.warnings);
+        // Without lines in one input: functions and loops, no lines.
+        let mut inputs = attributed_sources();
+        inputs[0].report.lines.clear();
+        inputs[0].report.sampling.as_mut().unwrap().interval_s = 0.001;
+        let m = merge(inputs).unwrap();
+        assert_eq!(m.report.functions.len(), 4);
+        assert!(m.report.lines.is_empty());
+        assert!(m.report.warnings.contains(&"the merge has no source lines: some inputs have none (rank0.json), and the others' lines alone would not add up to the totals".to_string()), "{:?}", m.report.warnings);
+        // Sampled at another interval: no sampling stated.
+        assert_eq!(m.report.sampling, None);
+        assert!(m
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("the inputs were sampled differently")));
     }
 }
