@@ -373,9 +373,9 @@ const SSC: &[&str] = &["-DMARK_SSC"];
 const SSC_MARKS: &[&str] = &[
     "--no-native",
     "--start-mark",
-    "0x111",
+    "0x111:repeat",
     "--stop-mark",
-    "0x222",
+    "0x222:repeat",
 ];
 
 /// Both regions of regions.c, the unmarked noise and the total, exactly.
@@ -430,6 +430,47 @@ fn c_header_regions_and_unmarked_work_are_exact() {
         8 * dn * reps,
         bytes(&r2, "written") - bytes(&r1, "written"),
     );
+    c.assert_none();
+}
+
+/// SDE's spelling and meaning: hex digits without 0x, and without
+/// `:repeat` only the first start..stop pair counts (one of REPS), under
+/// both engines; a mark value that never runs gets a warning.
+#[test]
+fn ssc_marks_as_sde_spells_them() {
+    let exe = regions_c(SSC);
+    let mut c = Checks::default();
+    for engine in ["emulate", "native"] {
+        let once = [
+            "--no-native",
+            "--engine",
+            engine,
+            "--start-mark",
+            "111",
+            "--stop-mark",
+            "222",
+        ];
+        let r = count_ok(&exe, &[N, REPS, M, K], &once);
+        c.region(&r, "ssc:0x111-0x222", 1, triad(N, 1));
+        let never = [
+            "--no-native",
+            "--engine",
+            engine,
+            "--start-mark",
+            "273",
+            "--stop-mark",
+            "546:repeat",
+        ];
+        let r = count_ok(&exe, &[N, REPS, M, K], &never);
+        let warned = r["warnings"].as_array().unwrap().iter().any(|w| {
+            w.as_str()
+                .is_some_and(|w| w.contains("no SSC mark 0x273 ran"))
+        });
+        c.that(
+            &format!("{engine}: a mark that never ran is warned about"),
+            warned,
+        );
+    }
     c.assert_none();
 }
 

@@ -14,6 +14,47 @@ pub fn ssc_region_name(start: u64, stop: u64) -> String {
     format!("ssc:{start:#x}-{stop:#x}")
 }
 
+/// SDE's meaning of SSC marks without `:repeat`: only the first start..stop
+/// pair counts; later marks are ignored. Shared by both engines' run-time
+/// sides (one per process).
+pub struct SscGate {
+    once: std::sync::atomic::AtomicBool,
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl SscGate {
+    pub const fn new() -> SscGate {
+        SscGate {
+            once: std::sync::atomic::AtomicBool::new(false),
+            done: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Only the first pair from now on (`--start-mark N` without `:repeat`).
+    pub fn set_once(&self) {
+        self.once.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a mark (a start, or a stop) is to be acted on.
+    pub fn admit(&self, stop: bool) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !self.once.load(Relaxed) {
+            return true;
+        }
+        if stop {
+            !self.done.swap(true, Relaxed)
+        } else {
+            !self.done.load(Relaxed)
+        }
+    }
+}
+
+impl Default for SscGate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A region boundary met by a thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {

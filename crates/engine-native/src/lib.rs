@@ -13,6 +13,7 @@
 //!         follow_exec: true,
 //!         progress: false,
 //!         ssc_marks: None,
+//!         ssc_once: false,
 //!     },
 //! };
 //! let report = engine.count(&["./triad".to_string()]).unwrap();
@@ -63,6 +64,8 @@ pub struct NativeOptions {
     pub progress: bool,
     /// SDE SSC mark values that begin and end the `ssc:START-STOP` region.
     pub ssc_marks: Option<(u32, u32)>,
+    /// Only the first start..stop pair counts (SDE's marks without `:repeat`).
+    pub ssc_once: bool,
 }
 
 pub struct NativeEngine {
@@ -110,7 +113,10 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         .envs((!opts.follow_exec).then_some(("FLOPSCOPE_NATIVE_NO_FOLLOW", "1")))
         .envs(
             opts.ssc_marks
-                .map(|(start, stop)| (SSC_ENV, format!("{start:#x},{stop:#x}"))),
+                .map(|(start, stop)| {
+                    let once = if opts.ssc_once { ",once" } else { "" };
+                    (SSC_ENV, format!("{start:#x},{stop:#x}{once}"))
+                }),
         )
         // Symbols bound at start, by the loader before the take-over: lazy
         // binding would run the loader's symbol lookup (and its XSAVE) from

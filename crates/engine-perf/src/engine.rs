@@ -4,7 +4,8 @@ use crate::eventset::EventSet;
 use crate::regions::{
     marker_events, parse_region_counts, regions_from_counts, EVENTS_VAR, REGIONS_VAR,
 };
-use crate::run::{run_counted_env, PerfOptions};
+use crate::run::{run_counted_env, run_sampled_clock, PerfOptions};
+use crate::sampling::SamplingOptions;
 use flopscope_model::{Engine, EngineError, Report};
 use std::path::PathBuf;
 
@@ -40,6 +41,14 @@ impl Engine for PerfEngine {
     /// Runs the program with the counters, and lets its region markers read
     /// the same events at region boundaries (see [`crate::regions`]).
     fn count(&self, argv: &[String]) -> Result<Report, EngineError> {
+        if let Some(SamplingOptions {
+            clock: Some(clock),
+            period,
+        }) = self.options.sampling
+        {
+            // No event of the set is opened: nothing for region markers to read.
+            return Ok(run_sampled_clock(argv, clock, period)?.clock_report(clock));
+        }
         let file = regions_file();
         let mut names = Vec::new();
         let run = run_counted_env(argv, self.set, &self.options, |plan| {

@@ -85,6 +85,31 @@ pub enum PerfError {
         errno: std::io::Error,
     },
 
+    /// perf_event_open refused an event opened for sampling (`--sample-period`).
+    #[error(
+        "cannot sample {event} ({config}) on PMU {pmu}, CPU {cpu}: {errno}. Counting may still work: \
+         run without --sample-period for the totals, or try another `--arch`"
+    )]
+    SampleOpen {
+        event: String,
+        pmu: String,
+        config: String,
+        cpu: u32,
+        errno: std::io::Error,
+    },
+
+    /// A sampling ring buffer could not be mapped.
+    #[error(
+        "cannot map a {kib} KiB perf ring buffer for CPU {cpu}: {errno}. Unprivileged users may lock \
+         kernel.perf_event_mlock_kb per CPU for perf buffers, then `ulimit -l`: raise one of them, or \
+         run as root or with CAP_IPC_LOCK"
+    )]
+    RingBuffer {
+        cpu: u32,
+        kib: usize,
+        errno: std::io::Error,
+    },
+
     /// The measured program could not be started.
     #[error("cannot run `{program}`: {source}")]
     Spawn {

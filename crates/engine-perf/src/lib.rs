@@ -18,6 +18,14 @@
 //! There is no L1 byte event, so `bytes` is absent; DRAM bytes fill `dram_bytes`
 //! and `arithmetic_intensity.dram`; FLOP by precision and width fill `flop_by_width`.
 //! [`regions`]: per-region counts, read by the markers at region boundaries.
+//!
+//! Sampling mode ([`PerfOptions::sampling`], `--sample-period N`): the FP events
+//! are also sampled every N events, per CPU into ring buffers ([`sampling`]);
+//! [`records`] parses the rings, [`mappings`] and [`profile`] place each sample
+//! in a function, and [`attribute`] splits the counted totals over the
+//! functions by their samples and turns them into FLOP with the set's formulas
+//! (`functions` in the report). [`SoftwareClock`] samples a software clock
+//! instead, which needs no PMU ([`run_sampled_clock`]).
 //! [`PerfEngine`] puts it all behind the common `flopscope_model::Engine` trait.
 //!
 //! ```
@@ -51,17 +59,22 @@
 //! # Ok::<(), flopscope_engine_perf::PerfError>(())
 //! ```
 
+pub mod attribute;
 pub mod cpu;
 pub mod describe;
 pub mod engine;
 pub mod error;
 pub mod eventset;
 pub mod formula;
+pub mod mappings;
 pub mod plan;
 pub mod probe;
+pub mod profile;
+pub mod records;
 pub mod regions;
 pub mod report;
 pub mod run;
+pub mod sampling;
 pub mod sys;
 pub mod sysfs;
 pub mod values;
@@ -77,8 +90,11 @@ pub use eventset::{
 pub use formula::{Formula, Num};
 pub use plan::{plan, OpenSpec, Plan};
 pub use probe::{check_pmu, probe_hardware_counter, PmuStatus};
+pub use profile::{Profile, SampledFunction};
 pub use report::report_from_counts;
 pub use run::{
-    run_counted, run_counted_env, run_plan, run_plan_env, signal_name, PerfOptions, PerfRun,
+    run_counted, run_counted_env, run_plan, run_plan_env, run_sampled_clock, signal_name,
+    PerfOptions, PerfRun,
 };
+pub use sampling::{SamplingOptions, SoftwareClock};
 pub use values::{evaluate, CounterValues, Evaluation, Metric, Reading};

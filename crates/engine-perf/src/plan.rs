@@ -52,7 +52,7 @@ impl Plan {
 }
 
 /// All CPUs the kernel has online (`<root>/devices/system/cpu/online`).
-fn online_cpus(root: &Path) -> Option<Vec<u32>> {
+pub(crate) fn online_cpus(root: &Path) -> Option<Vec<u32>> {
     parse_cpu_list(&std::fs::read_to_string(root.join("devices/system/cpu/online")).ok()?)
 }
 

@@ -7,7 +7,7 @@
 
 use crate::eventset::{EventSet, Scope};
 use crate::values::{evaluate, CounterValues, Evaluation, Metric};
-use flopscope_model::{ByteTotals, FlopTotals, Report};
+use flopscope_model::{ByteTotals, FlopTotals, Report, Summary};
 
 /// Memory-controller counters see the whole socket, not the program.
 const SOCKET_CAVEAT: &str = "DRAM bytes come from memory-controller counters: per socket, they include every core's traffic (other programs, the kernel) and hardware prefetches, so run on a quiet machine";
@@ -61,18 +61,12 @@ pub fn report_from_counts(set: &EventSet, values: &CounterValues) -> Report {
         w.push(format!("{key} came out negative (a difference of counts that were multiplexed or are inexact): dropped"));
     }
 
-    let mut flop = FlopTotals::default();
-    for (p, m) in &ev.by_precision {
-        flop.set(*p, m.count());
-    }
-    match ev.total.count() {
-        Some(t) => flop.total = t,
-        None => w.push(
+    if ev.total.count().is_none() {
+        w.push(
             "the FLOP total is unknown (an event it needs never counted): flop.total is 0 and the report is incomplete".into(),
-        ),
+        );
     }
-    r.summary.flop = flop;
-    r.summary.instructions = ev.info.get("instructions").and_then(Metric::count);
+    r.summary = summary_of(&ev);
     r.complete = ev.total.count().is_some() && ev.fired_checks.is_empty();
 
     if let Some(d) = dram {
@@ -91,15 +85,31 @@ pub fn report_from_counts(set: &EventSet, values: &CounterValues) -> Report {
             .collect();
         w.push(format!("DRAM traffic ({}): {}", d.title, parts.join(", ")));
     }
-    r.summary.flop_by_width = ev
-        .flop
-        .iter()
-        .filter(|(k, _)| k.contains('.'))
-        .filter_map(|(k, m)| Some((k.to_string(), m.count()?)))
-        .collect();
     w.extend(breakdown_lines(&ev));
     r.warnings = w;
     r
+}
+
+/// The counts an evaluation gives: FLOP in total, by precision and by
+/// precision and width, and instructions. The totals' and each sampled
+/// function's figures (crate::attribute) are made by this one function.
+pub fn summary_of(ev: &Evaluation) -> Summary {
+    let mut flop = FlopTotals::default();
+    for (p, m) in &ev.by_precision {
+        flop.set(*p, m.count());
+    }
+    flop.total = ev.total.count().unwrap_or(0);
+    Summary {
+        flop,
+        flop_by_width: ev
+            .flop
+            .iter()
+            .filter(|(k, _)| k.contains('.'))
+            .filter_map(|(k, m)| Some((k.to_string(), m.count()?)))
+            .collect(),
+        instructions: ev.info.get("instructions").and_then(Metric::count),
+        ..Default::default()
+    }
 }
 
 /// Per-width FLOP that are estimated or unknown, and the informational

@@ -4,14 +4,21 @@
 //! The child waits on a pipe until the parent has opened every counter, the same
 //! handshake `perf stat` uses, so not one instruction of the program is missed
 //! and none of flopscope's own is counted.
+//!
+//! With [`PerfOptions::sampling`], the program's events are opened per CPU and
+//! sampled instead ([`crate::sampling`]), and the report gets `functions`.
 
+use crate::attribute;
 use crate::error::PerfError;
 use crate::eventset::{EventSet, Scope};
 use crate::plan::{plan, OpenSpec, Plan};
 use crate::probe::{check_pmu, is_permission_errno, perf_event_paranoid};
+use crate::profile::Profile;
+use crate::sampling::{Sampler, SamplingOptions, SoftwareClock};
 use crate::sys;
 use crate::values::{CounterValues, Reading};
 use flopscope_model::{ExitStatus, Report, Seconds};
+use std::collections::BTreeSet;
 use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -26,6 +33,8 @@ pub struct PerfOptions {
     /// Also read the memory controllers for DRAM bytes (system-wide; needs
     /// `perf_event_paranoid <= 0` or CAP_PERFMON, else a warning says why not).
     pub dram: bool,
+    /// Sample the FP events to attribute them to functions (`None`: count only).
+    pub sampling: Option<SamplingOptions>,
 }
 
 impl Default for PerfOptions {
@@ -33,6 +42,7 @@ impl Default for PerfOptions {
         PerfOptions {
             sysfs_root: PathBuf::from("/sys"),
             dram: true,
+            sampling: None,
         }
     }
 }
@@ -47,6 +57,8 @@ pub struct PerfRun {
     pub exit_status: ExitStatus,
     /// Wall time from exec to exit: the run is native, so this is valid for FLOP/s.
     pub wall_time: Seconds,
+    /// The samples per function, in sampling mode.
+    pub profile: Option<Profile>,
 }
 
 impl PerfRun {
@@ -62,8 +74,60 @@ impl PerfRun {
             r.complete = false;
         }
         r.set_native_time(Some(self.wall_time));
+        if let Some(p) = &self.profile {
+            r.functions = attribute::function_rows(set, &self.values, p, &r.summary);
+            r.warnings.extend(attribute::warnings(
+                &self.values,
+                p,
+                "FLOP per function",
+                "events",
+            ));
+        }
         r
     }
+
+    /// The report of a run that sampled `clock` ([`run_sampled_clock`]): no
+    /// FLOP; `functions` with each one's share of the counted CPU time.
+    pub fn clock_report(&self, clock: SoftwareClock) -> Report {
+        let mut r = Report::new("perf", self.command.clone());
+        r.exit_status = self.exit_status.clone();
+        r.complete = matches!(self.exit_status, ExitStatus::Code(_));
+        r.warnings.push(format!(
+            "sampled the software clock {} instead of hardware events (a test of the sampling machinery, which needs no PMU): no FLOP were counted; each function's time_s is its share of the counted {} time",
+            clock.name(),
+            clock.name()
+        ));
+        if let Some(p) = &self.profile {
+            r.functions = attribute::clock_rows(&self.values, p, clock.name());
+            r.warnings.extend(attribute::warnings(
+                &self.values,
+                p,
+                "CPU times per function",
+                "ns of CPU time",
+            ));
+        }
+        r.set_native_time(Some(self.wall_time));
+        r
+    }
+}
+
+/// What to sample in one run.
+#[derive(Clone, Copy)]
+struct Sampling<'a> {
+    /// Events of the plan to sample (the others are counted only).
+    events: &'a BTreeSet<String>,
+    period: u64,
+    sysfs_root: &'a Path,
+}
+
+/// The events `set`'s FLOP formulas use: the ones sampling attributes.
+fn flop_events(set: &EventSet) -> BTreeSet<String> {
+    set.flop
+        .iter()
+        .flat_map(|f| f.expr.names())
+        .filter(|n| set.event(n).is_some_and(|e| e.scope == Scope::Thread))
+        .map(String::from)
+        .collect()
 }
 
 /// Closes the descriptors it holds on drop.
@@ -173,11 +237,20 @@ fn sve_vector_bits() -> Option<i128> {
     None
 }
 
-/// Opens `plan`'s counters on `pid` (thread scope) or system-wide (socket scope).
-fn open_all(plan: &Plan, pid: libc::pid_t, values: &mut CounterValues) -> Result<Fds, PerfError> {
+/// Opens `plan`'s counters on `pid` (thread scope, unless `sockets_only`) or
+/// system-wide (socket scope).
+fn open_all(
+    plan: &Plan,
+    pid: libc::pid_t,
+    values: &mut CounterValues,
+    sockets_only: bool,
+) -> Result<Fds, PerfError> {
     let mut fds = Fds(Vec::new());
     let mut dram_failed = false;
     for spec in &plan.opens {
+        if sockets_only && spec.scope == Scope::Thread {
+            continue;
+        }
         let is_dram = plan.dram_source.is_some() && spec.scope == Scope::Socket;
         if is_dram && dram_failed {
             continue;
@@ -250,16 +323,35 @@ pub fn run_counted(
 
 /// [`run_counted`], with environment variables for the program made from the
 /// resolved plan (the region markers need the configs of the opened events).
+///
+/// With `opts.sampling`, the events of the set's FLOP formulas are sampled
+/// too ([`PerfRun::profile`]); with a sampling clock, only the clock is
+/// opened (no PMU needed, `set` unused: see [`run_sampled_clock`]).
 pub fn run_counted_env(
     cmd: &[String],
     set: &EventSet,
     opts: &PerfOptions,
     env: impl FnOnce(&Plan) -> Vec<(String, String)>,
 ) -> Result<PerfRun, PerfError> {
+    if let Some(SamplingOptions {
+        clock: Some(clock),
+        period,
+    }) = opts.sampling
+    {
+        let plan = clock.plan();
+        let extra = env(&plan);
+        return run_clock_env(cmd, clock, period, &extra);
+    }
     check_pmu(&opts.sysfs_root)?;
     let plan = plan(set, &opts.sysfs_root, opts.dram)?;
     let extra = env(&plan);
-    let mut run = run_plan_env(cmd, &plan, &extra)?;
+    let sampled = flop_events(set);
+    let sampling = opts.sampling.map(|s| Sampling {
+        events: &sampled,
+        period: s.period,
+        sysfs_root: &opts.sysfs_root,
+    });
+    let mut run = run_inner(cmd, &plan, &extra, sampling)?;
     run.set = set.name.clone();
     if let Some(vl) = sve_vector_bits().filter(|_| set.constants.contains_key("VL")) {
         run.values
@@ -280,6 +372,42 @@ pub fn run_plan_env(
     cmd: &[String],
     plan: &Plan,
     env: &[(String, String)],
+) -> Result<PerfRun, PerfError> {
+    run_inner(cmd, plan, env, None)
+}
+
+/// Runs `cmd` sampling the software clock `clock` every `period_ns`
+/// nanoseconds of CPU time instead of hardware events: the sampling
+/// machinery without a PMU. [`PerfRun::clock_report`] makes its report.
+pub fn run_sampled_clock(
+    cmd: &[String],
+    clock: SoftwareClock,
+    period_ns: u64,
+) -> Result<PerfRun, PerfError> {
+    run_clock_env(cmd, clock, period_ns, &[])
+}
+
+fn run_clock_env(
+    cmd: &[String],
+    clock: SoftwareClock,
+    period_ns: u64,
+    env: &[(String, String)],
+) -> Result<PerfRun, PerfError> {
+    let plan = clock.plan();
+    let events = BTreeSet::from([clock.name().to_string()]);
+    let sampling = Sampling {
+        events: &events,
+        period: period_ns,
+        sysfs_root: Path::new("/sys"),
+    };
+    run_inner(cmd, &plan, env, Some(sampling))
+}
+
+fn run_inner(
+    cmd: &[String],
+    plan: &Plan,
+    env: &[(String, String)],
+    sampling: Option<Sampling<'_>>,
 ) -> Result<PerfRun, PerfError> {
     let program = cmd.first().ok_or_else(|| PerfError::Spawn {
         program: String::new(),
@@ -363,8 +491,18 @@ pub fn run_plan_env(
         close(exec_err[0]);
         let _ = wait_child(pid);
     };
-    let fds = match open_all(plan, pid, &mut values) {
+    let fds = match open_all(plan, pid, &mut values, sampling.is_some()) {
         Ok(f) => f,
+        Err(e) => {
+            abort(pid);
+            return Err(e);
+        }
+    };
+    let mut sampler = match sampling
+        .map(|s| Sampler::open(plan, pid, s.events, s.period, s.sysfs_root))
+        .transpose()
+    {
+        Ok(s) => s,
         Err(e) => {
             abort(pid);
             return Err(e);
@@ -399,7 +537,11 @@ pub fn run_plan_env(
         )
     };
     close(exec_err[0]);
-    let status = wait_child(pid).map_err(io_err("waiting for the program"))?;
+    let status = match &mut sampler {
+        Some(s) => s.wait(pid),
+        None => wait_child(pid),
+    }
+    .map_err(io_err("waiting for the program"))?;
     let wall = start.elapsed().as_secs_f64();
     if n == std::mem::size_of::<i32>() as isize {
         return Err(spawn_err(io::Error::from_raw_os_error(errno)));
@@ -424,6 +566,10 @@ pub fn run_plan_env(
             values.scales.insert(spec.event.clone(), s);
         }
     }
+    if let Some(s) = &sampler {
+        s.read_counts(&mut values)
+            .map_err(io_err("reading a counter"))?;
+    }
     for name in &plan.absent {
         values.add(
             name,
@@ -441,5 +587,6 @@ pub fn run_plan_env(
         values,
         exit_status: exit_status(status),
         wall_time: Seconds(wall),
+        profile: sampler.map(Sampler::finish),
     })
 }

@@ -150,6 +150,24 @@ fn sum(metrics: &[Metric]) -> Metric {
     }
 }
 
+/// The count of `event`: its readings (PMU instances, sockets, CPUs), each
+/// scaled for multiplexing, summed, before the event's `scale`; `None` when it
+/// was not opened or a reading never ran. What the formulas see, and what
+/// sampling distributes over functions.
+pub fn event_total(values: &CounterValues, event: &str) -> Option<Metric> {
+    let readings = values.readings.get(event).filter(|r| !r.is_empty())?;
+    let scaled: Vec<Metric> = readings
+        .iter()
+        .map(|r| {
+            r.scaled().map(|(v, estimated)| Metric {
+                value: Some(v),
+                estimated,
+            })
+        })
+        .collect::<Option<_>>()?;
+    Some(sum(&scaled))
+}
+
 /// Evaluates every formula of `set` on `values`.
 pub fn evaluate(set: &EventSet, values: &CounterValues) -> Evaluation {
     let mut ev = Evaluation::default();
@@ -163,15 +181,11 @@ pub fn evaluate(set: &EventSet, values: &CounterValues) -> Evaluation {
         .chain(dram.iter().flat_map(|d| d.events.iter()));
     let mut known = BTreeMap::new();
     for e in events {
-        let Some(readings) = values.readings.get(&e.name).filter(|r| !r.is_empty()) else {
+        let Some(total) = event_total(values, &e.name) else {
             ev.unknown.insert(e.name.clone());
             continue;
         };
-        let scaled: Option<Vec<(Num, bool)>> = readings.iter().map(Reading::scaled).collect();
-        let Some(scaled) = scaled else {
-            ev.unknown.insert(e.name.clone());
-            continue;
-        };
+        let readings = &values.readings[&e.name];
         let (enabled, running) =
             readings
                 .iter()
@@ -186,14 +200,7 @@ pub fn evaluate(set: &EventSet, values: &CounterValues) -> Evaluation {
             ev.multiplexed
                 .insert(e.name.clone(), running as f64 / enabled as f64);
         }
-        let total = sum(&scaled
-            .iter()
-            .map(|(v, est)| Metric {
-                value: Some(*v),
-                estimated: *est,
-            })
-            .collect::<Vec<_>>());
-        let count = total.value.expect("every reading is known here");
+        let count = total.value.expect("event_total gives a value");
         let value = match values.scales.get(&e.name).copied().or(e.scale) {
             Some(s) => count.apply(Op::Mul, s),
             None => count,

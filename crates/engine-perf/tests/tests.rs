@@ -21,3 +21,6 @@ mod plan;
 /// fork/exec/inherit/read for real, with a software counter.
 #[path = "suite/runner.rs"]
 mod runner;
+/// Sampling mode for real, with a software clock: shares of two functions of known CPU time.
+#[path = "suite/sampling.rs"]
+mod sampling;

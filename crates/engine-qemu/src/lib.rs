@@ -21,6 +21,7 @@
 //!     work_dir: std::env::temp_dir(),
 //!     progress: false,
 //!     ssc_marks: None,
+//!     ssc_once: false,
 //!     exec_shim: None,
 //! };
 //! let report = QemuEngine { options }.count(&["./triad".to_string()]).unwrap();

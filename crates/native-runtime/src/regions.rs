@@ -23,7 +23,18 @@ pub fn init_ssc() {
     SSC.get_or_init(|| parse_ssc(&std::env::var(SSC_ENV).ok()?));
 }
 
+/// Only the first start..stop pair, unless the CLI said `:repeat`.
+static SSC_GATE: flopscope_counter_file::regions::SscGate =
+    flopscope_counter_file::regions::SscGate::new();
+
 fn parse_ssc(v: &str) -> Option<(u32, u32, String)> {
+    let v = match v.strip_suffix(",once") {
+        Some(rest) => {
+            SSC_GATE.set_once();
+            rest
+        }
+        None => v,
+    };
     let (a, b) = v.split_once(',')?;
     let num = |t: &str| match t.trim().strip_prefix("0x") {
         Some(hex) => u32::from_str_radix(hex, 16).ok(),
@@ -48,7 +59,9 @@ pub fn ssc_kind(value: u32) -> Option<u8> {
 /// An SSC mark of `kind` met by the calling thread.
 pub fn ssc(kind: u8) {
     if let Some(Some((_, _, name))) = SSC.get() {
-        marker(kind, name.as_bytes());
+        if SSC_GATE.admit(kind == END) {
+            marker(kind, name.as_bytes());
+        }
     }
 }
 

@@ -39,6 +39,8 @@ pub struct QemuOptions {
     pub progress: bool,
     /// SDE SSC mark values that begin and end the `ssc:START-STOP` region.
     pub ssc_marks: Option<(u32, u32)>,
+    /// Only the first start..stop pair counts (SDE's marks without `:repeat`).
+    pub ssc_once: bool,
     /// The exec shim (a preload library): when set, programs the counted
     /// program starts with exec are relaunched under QEMU and counted too.
     pub exec_shim: Option<PathBuf>,
@@ -128,6 +130,9 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     let mut plugin_arg = format!("{},out={}", opts.plugin.display(), counter_path.display());
     if let Some((start, stop)) = opts.ssc_marks {
         plugin_arg.push_str(&format!(",ssc_start={start:#x},ssc_stop={stop:#x}"));
+        if opts.ssc_once {
+            plugin_arg.push_str(",ssc_once=1");
+        }
     }
     let mut cmd = Command::new(&qemu);
     cmd.arg("-cpu").arg("max").arg("-plugin").arg(plugin_arg);

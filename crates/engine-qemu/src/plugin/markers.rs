@@ -70,6 +70,17 @@ pub fn ssc_event(value: u32) -> Option<Event> {
     }
 }
 
+/// [`ssc_event`] for a mark that runs now: `None` past the first pair
+/// unless the CLI said `:repeat` (translation asks `ssc_event`, which does
+/// not count the mark).
+pub fn ssc_event_now(value: u32) -> Option<Event> {
+    ssc_event(value).filter(|e| SSC_GATE.admit(matches!(e, Event::End(_))))
+}
+
+/// Only the first start..stop pair, unless the CLI said `:repeat`.
+pub static SSC_GATE: flopscope_counter_file::regions::SscGate =
+    flopscope_counter_file::regions::SscGate::new();
+
 /// Reads a NUL-terminated region name at a host address (at most 63 bytes).
 ///
 /// # Safety

@@ -84,7 +84,12 @@ fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), St
             Some(("create", v)) => create = number(v)? != 0,
             Some(("ssc_start", v)) => ssc.0 = number(v)?,
             Some(("ssc_stop", v)) => ssc.1 = number(v)?,
-            _ => return Err(format!("unknown plugin argument `{a}` (expected out=PATH, create=1, ssc_start=N, ssc_stop=N)")),
+            Some(("ssc_once", v)) => {
+                if number(v)? != 0 {
+                    markers::SSC_GATE.set_once();
+                }
+            }
+            _ => return Err(format!("unknown plugin argument `{a}` (expected out=PATH, create=1, ssc_start=N, ssc_stop=N, ssc_once=1)")),
         }
     }
     let out = out.ok_or("missing plugin argument out=PATH (the counter file made by flopscope)")?;

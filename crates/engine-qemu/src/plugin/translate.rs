@@ -164,7 +164,7 @@ extern "C" fn on_ssc(vcpu: c_uint, udata: *mut c_void) {
     // SAFETY: udata is a leaked Site.
     let site = unsafe { &*(udata as *const Site) };
     let bank = match site.marker {
-        Marker::Ssc(value) => markers::ssc_event(value).map(|e| regions::transition(vcpu, e)),
+        Marker::Ssc(value) => markers::ssc_event_now(value).map(|e| regions::transition(vcpu, e)),
         Marker::Named(_) => None,
     };
     add_rest(vcpu, bank, site);

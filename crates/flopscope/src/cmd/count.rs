@@ -70,13 +70,15 @@ pub struct CountArgs {
     #[arg(long)]
     no_native: bool,
     /// Count the code between SDE SSC marks as a region (emulate and native
-    /// engines), from this mark value (as `__SSC_MARK(0x111)` emits; every
-    /// start..stop pair counts).
-    #[arg(long, value_name = "N", value_parser = parse_mark, requires = "stop_mark")]
-    start_mark: Option<u32>,
+    /// engines), from this mark value, spelt as for SDE's -start_ssc_mark:
+    /// hexadecimal, with or without 0x (`111` is `__SSC_MARK(0x111)`); with
+    /// `:repeat` every start..stop pair counts, without it only the first
+    /// (as SDE does).
+    #[arg(long, value_name = "HEX[:repeat]", value_parser = parse_mark, requires = "stop_mark")]
+    start_mark: Option<Mark>,
     /// The SSC mark value that ends the region (with --start-mark).
-    #[arg(long, value_name = "N", value_parser = parse_mark, requires = "start_mark")]
-    stop_mark: Option<u32>,
+    #[arg(long, value_name = "HEX[:repeat]", value_parser = parse_mark, requires = "start_mark")]
+    stop_mark: Option<Mark>,
     /// Do not attribute the counts to functions, loops and lines (emulate
     /// and native engines): no per-block counters, no symbol lookups.
     #[arg(long)]
@@ -108,12 +110,33 @@ enum SampleClock {
     CpuClock,
 }
 
-fn parse_mark(s: &str) -> Result<u32, String> {
-    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => u32::from_str_radix(hex, 16),
-        None => s.parse(),
+/// An SSC mark value as SDE spells it, and whether every pair counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    pub value: u32,
+    pub repeat: bool,
+}
+
+/// SDE's spelling: hexadecimal digits, `0x` optional, `:repeat` optional.
+fn parse_mark(s: &str) -> Result<Mark, String> {
+    let (digits, repeat) = match s.rsplit_once(':') {
+        Some((d, r)) if r.eq_ignore_ascii_case("repeat") => (d, true),
+        Some(_) => {
+            return Err(format!(
+                "`{s}`: the only suffix a mark takes is `:repeat` (as SDE's -start_ssc_mark 111:repeat)"
+            ))
+        }
+        None => (s, false),
     };
-    parsed.map_err(|_| format!("`{s}` is not a mark value: give a number such as 0x111 or 273"))
+    let hex = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+        .unwrap_or(digits);
+    u32::from_str_radix(hex, 16)
+        .map(|value| Mark { value, repeat })
+        .map_err(|_| {
+            format!("`{s}` is not a mark value: give it in hexadecimal as SDE does, such as 111, 0x111 or 111:repeat")
+        })
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -208,7 +231,12 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
                 plugin: plugin::path()?,
                 work_dir: work.to_path_buf(),
                 progress: progress::stderr_is_terminal(),
-                ssc_marks: a.start_mark.zip(a.stop_mark),
+                ssc_marks: a
+                    .start_mark
+                    .zip(a.stop_mark)
+                    .map(|(s, t)| (s.value, t.value)),
+                ssc_once: !a.start_mark.is_some_and(|m| m.repeat)
+                    && !a.stop_mark.is_some_and(|m| m.repeat),
                 exec_shim: if a.no_follow {
                     None
                 } else {
@@ -222,7 +250,12 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
                 work_dir: work.to_path_buf(),
                 follow_exec: !a.no_follow,
                 progress: progress::stderr_is_terminal(),
-                ssc_marks: a.start_mark.zip(a.stop_mark),
+                ssc_marks: a
+                    .start_mark
+                    .zip(a.stop_mark)
+                    .map(|(s, t)| (s.value, t.value)),
+                ssc_once: !a.start_mark.is_some_and(|m| m.repeat)
+                    && !a.stop_mark.is_some_and(|m| m.repeat),
             },
         }),
         EngineKind::Perf => {
@@ -336,6 +369,19 @@ pub fn run(a: CountArgs) -> Result<i32> {
         );
     }
     report.mpi = rank.clone();
+    if let (Some(start), Some(stop)) = (a.start_mark, a.stop_mark) {
+        let name = format!("ssc:{:#x}-{:#x}", start.value, stop.value);
+        let entered = report
+            .regions
+            .iter()
+            .any(|r| r.name == name && r.entries > 0);
+        if !entered {
+            report.warnings.push(format!(
+                "no SSC mark {:#x} ran (no `__SSC_MARK({:#x})` was executed): region {name} is empty; check the values (hexadecimal, as SDE reads them: --start-mark 111 is 0x111)",
+                start.value, start.value
+            ));
+        }
+    }
     if let Some(n) = native {
         regions::apply_times(&mut report, &n.regions);
         report.set_native_time(Some(n.time));
