@@ -72,3 +72,79 @@ fn json_on_stdout_is_the_report_alone() {
         assert!(err.contains("program-output"), "{engine}: {err}");
     }
 }
+
+/// A program that runs until stopped, doing one multiply per iteration.
+fn spinner() -> std::path::PathBuf {
+    crate::support::build("processes/spin.c", &["-O2"])
+}
+
+/// SIGTERM to flopscope (a batch system's time limit), and SIGINT to its
+/// whole process group (Ctrl-C), in the middle of a counted run: the program
+/// gets the signal, the report is written with the counts so far, marked
+/// incomplete with the signal named, flopscope exits 128 + the signal, its
+/// temporary files are gone and no process is left behind.
+#[test]
+fn an_interrupted_run_keeps_its_counts_and_leaves_nothing_behind() {
+    use std::os::unix::process::CommandExt;
+    let exe = spinner();
+    for engine in ["emulate", "native"] {
+        for (sig, group) in [(libc::SIGTERM, false), (libc::SIGINT, true)] {
+            let tmp = tempfile::tempdir().unwrap();
+            let json = tmp.path().join("r.json");
+            let work = tmp.path().join("work");
+            std::fs::create_dir(&work).unwrap();
+            // --no-native: the spinner never ends, so a native timed run
+            // would take the signal before any counting.
+            let child = Command::new(FLOPSCOPE)
+                .args(["count", "--no-native", "--engine", engine, "-o"])
+                .arg(&json)
+                .arg("--")
+                .arg(&exe)
+                .env("TMPDIR", &work)
+                .process_group(0)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let pid = child.id() as i32;
+            // SAFETY: signalling our own child (or its process group).
+            unsafe { libc::kill(if group { -pid } else { pid }, sig) };
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            let what = format!(
+                "{engine}, signal {sig}{}",
+                if group { " to the group" } else { "" }
+            );
+            assert_eq!(out.status.code(), Some(128 + sig), "{what}: {err}");
+            let r: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            let name = if sig == libc::SIGTERM {
+                "SIGTERM"
+            } else {
+                "SIGINT"
+            };
+            assert_eq!(r["exit_status"], format!("signal:{name}"), "{what}");
+            assert_eq!(r["complete"], false, "{what}");
+            assert!(
+                r["flop"]["total"].as_u64().unwrap() > 0,
+                "{what}: no FLOP kept"
+            );
+            let left: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
+            assert!(
+                left.is_empty(),
+                "{what}: left in the temporary directory: {left:?}"
+            );
+            // No process of the run is left (QEMU, the program).
+            let alive = Command::new("pgrep")
+                .args(["-g", &pid.to_string()])
+                .output()
+                .unwrap();
+            assert!(
+                alive.stdout.is_empty(),
+                "{what}: processes left: {}",
+                String::from_utf8_lossy(&alive.stdout)
+            );
+        }
+    }
+}

@@ -11,6 +11,7 @@ mod output;
 mod plugin;
 mod progress;
 mod regions;
+mod signals;
 mod stdout;
 
 use clap::{Parser, Subcommand};
@@ -62,6 +63,7 @@ fn main() {
     // SAFETY: setting a signal disposition before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
+    signals::install();
     let result = match cli.command {
         Command::Count(a) => cmd::count::run(a),
         Command::Markers(a) => cmd::markers::run(a),

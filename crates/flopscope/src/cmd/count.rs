@@ -192,9 +192,17 @@ pub fn native_run(
             .env(flopscope_sampler::DIR_ENV, dir);
     }
     let start = Instant::now();
-    let status = cmd
-        .status()
+    let mut child = cmd
+        .spawn()
         .with_context(|| format!("running {} natively", exe.display()))?;
+    let status =
+        flopscope_counter_file::progress::wait(&mut child, start, false, |_| String::new())
+            .with_context(|| format!("running {} natively", exe.display()))?;
+    if let Some(sig) = crate::signals::received() {
+        anyhow::bail!(
+            "{sig} received during the native timed run (passed on to the program): stopped before counting, nothing was counted"
+        );
+    }
     let time = Seconds(start.elapsed().as_secs_f64());
     Ok(NativeRun {
         time,
@@ -347,6 +355,13 @@ pub fn run(a: CountArgs) -> Result<i32> {
     let mut report = engine
         .count(&a.command)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(sig) = crate::signals::received() {
+        report.complete = false;
+        report.warnings.insert(
+            0,
+            format!("flopscope received {sig} and passed it on to the program: the counts are those up to its end"),
+        );
+    }
     if attribute {
         let counters = work.path().join("counters");
         let samples = native.as_ref().map(|n| {
