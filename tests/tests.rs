@@ -29,3 +29,5 @@ mod native;
 mod attribution;
 // The workflow: paths checked before the run, the report apart from the program's output.
 mod workflow;
+// Presentation: the roofline per loop and function, the flame graph and the HTML tables and source view, through the CLI.
+mod presentation;

@@ -3,6 +3,7 @@
 //! check pictures against it.
 
 use crate::font::TextMeasure;
+use crate::hotspots::{Plot, PointSet, DEFAULT_MIN_SHARE};
 use crate::labels::{self, Candidate, Placed};
 use crate::palette::{self, Rgb};
 use crate::points::PointData;
@@ -18,6 +19,9 @@ pub const LABEL_SIZE: f64 = 12.0;
 pub const MARKER: f64 = 5.0;
 /// Height of one table row.
 pub const ROW: f64 = 18.0;
+/// Radius of the largest loop or function dot, and of the smallest.
+pub const DOT_MAX: f64 = 16.0;
+pub const DOT_MIN: f64 = 3.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChartOptions {
@@ -26,6 +30,11 @@ pub struct ChartOptions {
     /// Height of the plot frame in pixels.
     pub plot_height: u32,
     pub title: String,
+    /// Which points to draw.
+    pub points: PointSet,
+    /// Loops and functions holding at least this share (a fraction) of the
+    /// FLOP get a dot.
+    pub min_share: f64,
 }
 
 impl Default for ChartOptions {
@@ -34,6 +43,8 @@ impl Default for ChartOptions {
             width: 960,
             plot_height: 480,
             title: "Roofline".into(),
+            points: PointSet::Auto,
+            min_share: DEFAULT_MIN_SHARE,
         }
     }
 }
@@ -46,6 +57,8 @@ pub enum Marker {
     Triangle,
     /// The same point at its AI(DRAM): hollow, joined to the L1 marker.
     Hollow,
+    /// A loop or function: a translucent disc, its area by time (or FLOP).
+    Dot,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +96,8 @@ pub struct ChartPoint {
     pub data: PointData,
     pub color: Rgb,
     pub marker: Marker,
+    /// Radius of the marker in pixels.
+    pub radius: f64,
     /// Pixel of the AI(L1) marker.
     pub l1: Option<(f64, f64)>,
     /// Pixel of the AI(DRAM) marker.
@@ -120,6 +135,34 @@ pub struct Chart {
     pub roofs: Vec<PlacedRoof>,
     pub points: Vec<ChartPoint>,
     pub table: Table,
+    /// What the chart says above the plot about its points (see
+    /// [`Plot::notes`]).
+    pub notes: Vec<String>,
+}
+
+/// Height of a line of the notes above the plot.
+const NOTE_LINE: f64 = 16.0;
+
+/// `text` cut into lines no wider than `width` pixels, at spaces.
+pub fn wrap(measure: &dyn TextMeasure, text: &str, size: f64, width: f64) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let longer = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if !line.is_empty() && measure.width(&longer, size) > width {
+            lines.push(std::mem::replace(&mut line, word.to_string()));
+        } else {
+            line = longer;
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 fn label_box(measure: &dyn TextMeasure, text: &str, size: f64) -> (f64, f64) {
@@ -137,7 +180,9 @@ fn axes(ceilings: &Ceilings, points: &[PointData]) -> (LogAxis, LogAxis) {
             xs.extend([ai / 2.0, ai * 2.0]);
         }
         let g = p.gflops.unwrap_or(1.0);
-        ys.extend([g / 2.0, g * 1.5]);
+        // Dots are larger than markers: more room below them for labels.
+        let below = if p.area.is_some() { 3.0 } else { 2.0 };
+        ys.extend([g / below, g * 1.5]);
     }
     let peaks: Vec<f64> = ceilings
         .compute
@@ -217,17 +262,32 @@ fn percent(a: &Option<Attainable>) -> String {
     }
 }
 
-/// Lays out the chart of `points` under the roofs of `ceilings`.
+/// The radius of a point's marker: a dot's area is its `area` share of
+/// the largest dot's.
+fn radius(p: &PointData) -> f64 {
+    match p.area {
+        Some(a) => (DOT_MAX * a.clamp(0.0, 1.0).sqrt()).max(DOT_MIN),
+        None => MARKER,
+    }
+}
+
+/// Lays out the chart of `plot` under the roofs of `ceilings`.
 pub fn layout(
     ceilings: &Ceilings,
-    points: Vec<PointData>,
+    plot: Plot,
     opts: &ChartOptions,
     measure: &dyn TextMeasure,
 ) -> Chart {
+    let Plot { points, notes } = plot;
     let (x, y) = axes(ceilings, &points);
+    let note_lines: Vec<String> = notes
+        .iter()
+        .flat_map(|n| wrap(measure, n, TEXT_SIZE, f64::from(opts.width) - 78.0 - 24.0))
+        .collect();
+    let notes_height = NOTE_LINE * note_lines.len() as f64;
     let frame = Rect {
         x: 78.0,
-        y: 62.0,
+        y: 62.0 + notes_height,
         w: f64::from(opts.width) - 78.0 - 24.0,
         h: f64::from(opts.plot_height),
     };
@@ -243,14 +303,17 @@ pub fn layout(
     // Points in pixels.
     let mut chart_points = Vec::new();
     for (i, p) in points.into_iter().enumerate() {
-        let color = palette::point(i);
-        let marker = if p.whole_program {
-            Marker::Triangle
-        } else {
-            Marker::Circle
+        let color = palette::point(p.color_group.unwrap_or(i));
+        let marker = match (p.whole_program, p.area) {
+            (true, _) => Marker::Triangle,
+            (false, Some(_)) => Marker::Dot,
+            (false, None) => Marker::Circle,
         };
+        let r = radius(&p);
         let not_plotted = match (p.gflops, p.ai_l1) {
             _ if p.flop == 0 => Some("no FLOP".to_string()),
+            // A loop's or function's: the run was sampled, but not there.
+            (None, _) if p.area.is_some() => Some("no time: no sample fell in it".to_string()),
             (None, _) => {
                 Some("no native time (run `flopscope count` without --no-native)".to_string())
             }
@@ -273,6 +336,7 @@ pub fn layout(
             data: p,
             color,
             marker,
+            radius: r,
             l1,
             dram,
             label: None,
@@ -285,21 +349,36 @@ pub fn layout(
     // Labels: roofs first (their places are few), then points; markers are obstacles.
     let markers: Vec<Rect> = chart_points
         .iter()
-        .flat_map(|p| [p.l1, p.dram])
+        .flat_map(|p| [p.l1, p.dram].map(|m| m.map(|m| (m, p.radius))))
         .flatten()
-        .map(|(mx, my)| Rect {
-            x: mx - MARKER - 1.0,
-            y: my - MARKER - 1.0,
-            w: 2.0 * MARKER + 2.0,
-            h: 2.0 * MARKER + 2.0,
+        .map(|((mx, my), r)| Rect {
+            x: mx - r - 1.0,
+            y: my - r - 1.0,
+            w: 2.0 * r + 2.0,
+            h: 2.0 * r + 2.0,
         })
         .collect();
     let mut lines = roof_px.clone();
     lines.extend(chart_points.iter().filter_map(|p| Some((p.l1?, p.dram?))));
     let mut requests = Vec::new();
+    let mut optional = Vec::new();
     for (r, (a, b)) in roof_list.iter().zip(&roof_px) {
         let (w, h) = label_box(measure, &r.label, LABEL_SIZE - 1.0);
-        requests.push(roof_candidates(r, *a, *b, w, h));
+        let mut candidates = roof_candidates(r, *a, *b, w, h);
+        if candidates.is_empty() {
+            // A roof too short for its label: beside its start, whatever it covers.
+            candidates.push(Candidate {
+                rect: Rect {
+                    x: a.0,
+                    y: a.1 - h - 2.0,
+                    w,
+                    h,
+                },
+                leader_from: None,
+            });
+        }
+        requests.push(candidates);
+        optional.push(false);
     }
     let plotted: Vec<usize> = (0..chart_points.len())
         .filter(|i| chart_points[*i].l1.is_some())
@@ -309,11 +388,17 @@ pub fn layout(
         let (w, h) = label_box(measure, &p.data.label, LABEL_SIZE);
         // Beside the filled (L1) marker; the hollow one is an obstacle like any marker.
         let Some(anchor) = p.l1 else { continue };
-        let reach = MARKER;
-        requests.push(labels::around(anchor, reach, w, h));
+        requests.push(if p.marker == Marker::Dot {
+            labels::around_far(anchor, p.radius, w, h)
+        } else {
+            labels::around(anchor, p.radius, w, h)
+        });
+        // A dot's label that finds no free place is left out (the table
+        // names the dot): labels never cover each other or a dot.
+        optional.push(p.marker == Marker::Dot);
     }
-    let placed = labels::place(&requests, &markers, &lines, frame);
-    let mut placed = placed.into_iter();
+    let mut placed =
+        labels::place_optional(&requests, &optional, &markers, &lines, frame).into_iter();
     let roofs: Vec<PlacedRoof> = roof_list
         .into_iter()
         .zip(roof_px)
@@ -321,11 +406,11 @@ pub fn layout(
             roof,
             from,
             to,
-            label: placed.next().expect("one placement per roof"),
+            label: placed.next().flatten().expect("one placement per roof"),
         })
         .collect();
     for i in plotted {
-        chart_points[i].label = placed.next();
+        chart_points[i].label = placed.next().flatten();
     }
 
     // Texts: title, axes.
@@ -352,6 +437,17 @@ pub fn layout(
         anchor: Anchor::Left,
         vertical: false,
     });
+    for (i, line) in note_lines.into_iter().enumerate() {
+        texts.push(Text {
+            x: frame.x,
+            y: 54.0 + NOTE_LINE * i as f64,
+            size: TEXT_SIZE,
+            text: line,
+            color: palette::NOTE,
+            anchor: Anchor::Left,
+            vertical: false,
+        });
+    }
     for d in x.decades() {
         let (px, _) = plane.px(d, y.lo);
         texts.push(Text {
@@ -481,13 +577,21 @@ pub fn layout(
         rows,
     };
     let notes_y = row_y + 8.0;
-    let notes = [
+    let mut legend = vec![
         "Roofs: solid = measured by a benchmark, dashed = theoretical (from the data sheet).",
         "Filled markers: AI(L1), FLOP per byte the cores moved; hollow: AI(DRAM), joined to the same point's AI(L1).",
         "% of attainable: GFLOP/s over min(compute roof of the point's precision, AI x bandwidth of the memory level).",
     ];
+    let mut dots = chart_points.iter().filter(|p| p.marker == Marker::Dot);
+    if dots.clone().next().is_some() {
+        legend.push(if dots.all(|p| p.data.gflops.is_some()) {
+            "Dots: loops (coloured by function) or functions (by module), each at its FLOP per byte and GFLOP/s; area by time."
+        } else {
+            "Dots: loops (coloured by function) or functions (by module), each at its FLOP per byte and GFLOP/s; area by FLOP (some have no time)."
+        });
+    }
     let mut widest_note: f64 = 0.0;
-    for (i, n) in notes.iter().enumerate() {
+    for (i, n) in legend.iter().enumerate() {
         widest_note = widest_note.max(measure.width(n, TEXT_SIZE - 1.0));
         texts.push(Text {
             x: frame.x,
@@ -511,7 +615,7 @@ pub fn layout(
         .max(table_right + 24.0)
         .max(frame.x + widest_note + 24.0)
         .ceil() as u32;
-    let height = (notes_y + notes.len() as f64 * 16.0 + 12.0).ceil() as u32;
+    let height = (notes_y + legend.len() as f64 * 16.0 + 12.0).ceil() as u32;
     Chart {
         width,
         height,
@@ -520,5 +624,6 @@ pub fn layout(
         roofs,
         points: chart_points,
         table,
+        notes,
     }
 }

@@ -29,6 +29,31 @@ impl EmbeddedFont {
     }
 }
 
+impl EmbeddedFont {
+    /// Measures text as a browser lays out CSS `font-size: N px` of this
+    /// font (whose em is smaller than ab_glyph's pixel height), for SVG
+    /// written by hand.
+    pub fn css(&self) -> CssMeasure<'_> {
+        let em = self.font.units_per_em().unwrap_or(2048.0);
+        CssMeasure {
+            font: self,
+            scale: f64::from(self.font.height_unscaled() / em),
+        }
+    }
+}
+
+/// See [`EmbeddedFont::css`].
+pub struct CssMeasure<'a> {
+    font: &'a EmbeddedFont,
+    scale: f64,
+}
+
+impl TextMeasure for CssMeasure<'_> {
+    fn width(&self, text: &str, size: f64) -> f64 {
+        self.font.width(text, size * self.scale)
+    }
+}
+
 impl Default for EmbeddedFont {
     fn default() -> Self {
         Self::new()

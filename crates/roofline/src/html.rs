@@ -1,7 +1,12 @@
 //! The HTML report: one self-contained file (inline SVG chart, inline CSS,
-//! no script, nothing fetched from a network) with the run's metadata, the
-//! roofline and its table, the regions, the instruction mix as precision x
+//! one inline script that sorts tables, nothing fetched from a network)
+//! with the run's metadata, the roofline and its table, the regions, the
+//! sortable tables of functions and loops ([`tables`]), the source files
+//! annotated line by line ([`source`]), the instruction mix as precision x
 //! width bars, and for a merge the per-source rows and the load imbalance.
+
+pub mod source;
+pub mod tables;
 
 use crate::chart::{Chart, ChartPoint};
 use crate::scale::sig3;
@@ -60,6 +65,20 @@ td.bar-cell { text-align: left; width: 320px; }
 figure { margin: 1em 0; overflow-x: auto; }
 .swatch { display: inline-block; width: 0.8em; height: 0.8em; border-radius: 50%; vertical-align: middle; }
 footer { margin-top: 3em; color: #777; font-size: 0.85em; }
+h3 { font-size: 1em; margin-top: 1.5em; word-break: break-all; }
+.note { color: #8c510a; }
+table.sortable th { cursor: pointer; user-select: none; }
+table.sortable th[aria-sort=descending]::after { content: ' \\25BC'; }
+table.sortable th[aria-sort=ascending]::after { content: ' \\25B2'; }
+.inl { color: #777; font-size: 0.85em; }
+div.src { overflow-x: auto; max-height: 40em; overflow-y: auto; border: 1px solid #e4e4e4; }
+table.src { margin: 0; font-size: 0.85em; }
+table.src td, table.src th { border: none; padding: 0 0.6em; color: #555; }
+table.src td.code { text-align: left; white-space: pre; tab-size: 4; font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; color: #222; }
+table.src tr.f td { background: #fde0c5; color: #222; }
+table.src tr.b td { background: #e4eef8; color: #222; }
+table.src tr:target td { background: #f4a582; }
+td.ln { color: #999; }
 ";
 
 fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
@@ -334,8 +353,13 @@ fn inline_svg(svg: &str) -> &str {
     }
 }
 
-/// The whole HTML document.
+/// The whole HTML document, with the source files read from disk now.
 pub fn report(h: &HtmlReport) -> String {
+    report_with(h, &source::Sources::read(h.report))
+}
+
+/// The whole HTML document, with the given source files.
+pub fn report_with(h: &HtmlReport, files: &source::Sources) -> String {
     let r = h.report;
     let mut out = String::new();
     let _ = write!(
@@ -348,8 +372,14 @@ pub fn report(h: &HtmlReport) -> String {
     out.push_str("</dl>\n<h2>Roofline</h2>\n<figure>\n");
     out.push_str(inline_svg(h.chart_svg));
     out.push_str("</figure>\n");
+    for n in &h.chart.notes {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
+    }
     points_table(&mut out, &h.chart.points);
     regions(&mut out, r);
+    tables::functions(&mut out, r, files);
+    tables::loops(&mut out, r, files);
+    source::section(&mut out, files);
     mix(&mut out, &r.summary);
     if let Some(m) = h.merged {
         sources(&mut out, m);
@@ -373,11 +403,15 @@ pub fn report(h: &HtmlReport) -> String {
         }
         out.push_str("</ul>\n");
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<footer>Written by flopscope {} from a <code>{}</code> report. FLOP count FMA as 2; bytes are the cores' (L1) traffic. This page loads nothing from a network.</footer>\n</body>\n</html>\n",
+        "<footer>Written by flopscope {} from a <code>{}</code> report. FLOP count FMA as 2; bytes are the cores' (L1) traffic. This page loads nothing from a network.</footer>",
         escape(&r.tool_version),
         escape(&r.schema)
     );
+    if out.contains("class=\"sortable\"") {
+        let _ = writeln!(out, "<script>\n{}</script>", tables::SORT_JS);
+    }
+    out.push_str("</body>\n</html>\n");
     out
 }

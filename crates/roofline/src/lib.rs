@@ -4,13 +4,18 @@
 //!   [`Chart`] out: log-log axes (FLOP/byte vs GFLOP/s), compute roofs (by
 //!   precision, vector or scalar, measured solid and theoretical dashed),
 //!   bandwidth roofs (L1, L2, L3, DRAM), one point per region and one for
-//!   the whole program, AI(L1) and AI(DRAM) as a joined pair, labels placed
-//!   without overlaps ([`labels`]), and a table of each point's percent of
-//!   attainable performance ([`roofs::attainable`]).
+//!   the whole program, or one dot per loop or function ([`hotspots`]),
+//!   AI(L1) and AI(DRAM) as a joined pair, labels placed without overlaps
+//!   ([`labels`]), and a table of each point's percent of attainable
+//!   performance ([`roofs::attainable`]).
 //! - [`svg`], [`png`], [`rgb`]: the chart drawn with plotters and the
 //!   embedded DejaVu Sans font ([`font`]): no system fonts needed.
-//! - [`html::report`]: one HTML file with the chart inline, the regions, the
-//!   instruction mix and the run's metadata; nothing loaded from a network.
+//! - [`html::report`]: one HTML file with the chart inline, the regions,
+//!   sortable tables of functions and loops, the annotated source files,
+//!   the instruction mix and the run's metadata; nothing loaded from a
+//!   network.
+//! - [`flame`]: a FLOP flame graph (module, function, loops, source line)
+//!   as a self-written SVG.
 //!
 //! ```
 //! use flopscope_model::{BandwidthCeiling, Ceilings, ComputeCeiling, Report};
@@ -28,7 +33,9 @@
 //! ```
 
 pub mod chart;
+pub mod flame;
 pub mod font;
+pub mod hotspots;
 pub mod html;
 pub mod labels;
 pub mod palette;
@@ -39,6 +46,7 @@ pub mod scale;
 
 pub use chart::{Chart, ChartOptions};
 pub use flopscope_model::Ceilings;
+pub use hotspots::{Plot, PointSet};
 pub use points::PointData;
 pub use render::{png, rgb, svg, RenderError};
 
@@ -51,17 +59,19 @@ pub struct Input<'a> {
     pub report: &'a Report,
 }
 
-/// The points of several reports: labels carry the report's name when
-/// there is more than one.
-pub fn points(inputs: &[Input]) -> Vec<PointData> {
-    let many = inputs.len() > 1;
-    inputs
-        .iter()
-        .flat_map(|i| points::points_of(i.report, many.then_some(i.label)))
-        .collect()
+/// The points `opts` asks for of several reports: labels carry the
+/// report's name when there is more than one.
+pub fn plot(inputs: &[Input], opts: &ChartOptions) -> Plot {
+    hotspots::plot(inputs, opts.points, opts.min_share)
 }
 
-/// The chart of `inputs` under the roofs of `ceilings`, measured with the embedded font.
+/// The chart of `inputs` under the roofs of `ceilings`, measured with the
+/// embedded font. What it could not show as asked is in [`Chart::notes`].
 pub fn chart(inputs: &[Input], ceilings: &Ceilings, opts: &ChartOptions) -> Chart {
-    chart::layout(ceilings, points(inputs), opts, &font::EmbeddedFont::new())
+    chart::layout(
+        ceilings,
+        plot(inputs, opts),
+        opts,
+        &font::EmbeddedFont::new(),
+    )
 }

@@ -62,8 +62,16 @@ pub fn point(index: usize) -> Rgb {
     POINTS[index % POINTS.len()]
 }
 
+/// `c` mixed with white: `white` 0 keeps it, 1 gives white.
+pub fn lighten(c: Rgb, white: f64) -> Rgb {
+    let mix = |v: u8| (f64::from(v) + (255.0 - f64::from(v)) * white.clamp(0.0, 1.0)).round() as u8;
+    Rgb(mix(c.0), mix(c.1), mix(c.2))
+}
+
 pub const TEXT: Rgb = Rgb(0x22, 0x22, 0x22);
 pub const GRID_MAJOR: Rgb = Rgb(0xd0, 0xd0, 0xd0);
 pub const GRID_MINOR: Rgb = Rgb(0xee, 0xee, 0xee);
 pub const FRAME: Rgb = Rgb(0x80, 0x80, 0x80);
 pub const LEADER: Rgb = Rgb(0x70, 0x70, 0x70);
+/// Notes about what the chart could not show.
+pub const NOTE: Rgb = Rgb(0x8c, 0x51, 0x0a);

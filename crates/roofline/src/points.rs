@@ -1,5 +1,5 @@
 //! The points of a chart: one per region and one for the whole program of
-//! each report.
+//! each report (the loops' and functions' points are [`crate::hotspots`]').
 
 use flopscope_model::{Report, Summary};
 
@@ -17,9 +17,17 @@ pub struct PointData {
     pub ai_dram: Option<f64>,
     /// The precision that dominates its FLOP (`fp32` or `fp64`): its roof.
     pub precision: String,
+    /// A loop's or function's dot: its area relative to the largest dot's
+    /// (1.0), from its time (or its FLOP when the report has no time).
+    /// `None` for the fixed-size markers of regions and whole programs.
+    pub area: Option<f64>,
+    /// The colour group (function of a loop, module of a function), an
+    /// index into the point palette; `None`: a colour per point.
+    pub color_group: Option<usize>,
 }
 
-fn dominant(s: &Summary) -> String {
+/// The precision that dominates a summary's FLOP.
+pub fn dominant(s: &Summary) -> String {
     let f = &s.flop;
     if f.fp32.unwrap_or(0) > f.fp64.unwrap_or(0) {
         "fp32".into()
@@ -43,6 +51,8 @@ pub fn points_of(r: &Report, source: Option<&str>) -> Vec<PointData> {
         ai_l1: r.summary.intensity_l1(),
         ai_dram: r.arithmetic_intensity.dram,
         precision: dominant(&r.summary),
+        area: None,
+        color_group: None,
     }];
     for reg in &r.regions {
         out.push(PointData {
@@ -53,6 +63,8 @@ pub fn points_of(r: &Report, source: Option<&str>) -> Vec<PointData> {
             ai_l1: reg.summary.intensity_l1(),
             ai_dram: None,
             precision: dominant(&reg.summary),
+            area: None,
+            color_group: None,
         });
     }
     out

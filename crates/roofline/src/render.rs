@@ -60,6 +60,12 @@ fn marker<DB: DrawingBackend>(
     let fill = color(c).filled();
     match m {
         Marker::Circle => area.draw(&Circle::new((x, y), r, fill)),
+        Marker::Dot => {
+            // Translucent, so that dots on top of each other stay visible.
+            area.draw(&Circle::new((x, y), r, color(c).mix(0.55).filled()))
+                .map_err(draw_err)?;
+            area.draw(&Circle::new((x, y), r, color(c).stroke_width(1)))
+        }
         Marker::Hollow => {
             area.draw(&Circle::new((x, y), r, WHITE.filled()))
                 .map_err(draw_err)?;
@@ -141,12 +147,15 @@ fn paint<DB: DrawingBackend>(
             .map_err(draw_err)?;
         }
     }
-    for p in &chart.points {
+    // Larger dots first, so that a small one is never hidden under a large one.
+    let mut order: Vec<_> = chart.points.iter().collect();
+    order.sort_by(|a, b| b.radius.total_cmp(&a.radius));
+    for p in order {
         if let Some(b) = p.dram {
             marker(area, b, p.color, Marker::Hollow, MARKER)?;
         }
         if let Some(a) = p.l1 {
-            marker(area, a, p.color, p.marker, MARKER)?;
+            marker(area, a, p.color, p.marker, p.radius)?;
         }
     }
 

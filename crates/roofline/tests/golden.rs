@@ -69,6 +69,8 @@ fn html_is_self_contained() {
     for needle in [
         "<script", "<link", "<img", "<iframe", "@import", "url(", "src=", "href=",
     ] {
+        // (The sorting script and in-page links come with functions and
+        // loops: tests/html_where.rs checks that page.)
         assert!(!page.contains(needle), "the page has {needle}");
     }
     // The one URL is the SVG namespace, an identifier that is never fetched.

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod count;
 pub mod events;
+pub mod flame;
 pub mod import;
 pub mod markers;
 pub mod peak;

@@ -1,22 +1,37 @@
 //! `flopscope roofline`: reports in, a roofline chart out (SVG, PNG, or an
-//! HTML page with the chart and its tables).
+//! HTML page with the chart and its tables): one dot per loop or function,
+//! or one point per region and the whole program.
 
 use anyhow::{bail, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use flopscope_model::Report;
 use flopscope_roofline::html::{self, HtmlReport};
-use flopscope_roofline::{ChartOptions, Input};
+use flopscope_roofline::{ChartOptions, Input, PointSet};
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  flopscope roofline triad.json -o triad.svg\n  flopscope roofline solver.json --machine machine.json -o solver.png\n  flopscope roofline before.json after.json --machine machine.json -o compare.html"
+    after_help = "Examples:\n  flopscope roofline triad.json -o triad.svg\n  flopscope roofline solver.json --machine machine.json -o solver.png\n  flopscope roofline solver.json --points functions --min-share 5 -o functions.svg\n  flopscope roofline solver.json --points regions -o regions.svg\n  flopscope roofline before.json after.json --machine machine.json -o compare.html"
 )]
 pub struct RooflineArgs {
-    /// Reports written by `flopscope count -o FILE.json` (one point per
-    /// region and one for the whole program of each).
+    /// Reports written by `flopscope count -o FILE.json`.
     #[arg(required = true, value_name = "REPORT.json")]
     reports: Vec<PathBuf>,
+    /// What to plot: a dot per loop (coloured by function) or per function
+    /// (coloured by module), sized by time, at its FLOP/byte and GFLOP/s;
+    /// or a point per region and one for the whole program (regions); or
+    /// the whole program alone (total). Default: loops when a report has
+    /// loops doing floating-point work, else regions. Loops and functions
+    /// need time (from `flopscope count` without --no-native): without it
+    /// the chart shows the whole program and says so.
+    /// Example: --points functions
+    #[arg(long, value_enum, value_name = "WHAT")]
+    points: Option<PointsArg>,
+    /// With loops or functions: draw those holding at least PERCENT of the
+    /// report's FLOP (a loop: in its own body, without its nested loops).
+    /// Example: --min-share 5
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0, value_parser = percent)]
+    min_share: f64,
     /// The machine's roofs (a machine profile); default: the theoretical
     /// peak of this machine.
     #[arg(long, value_name = "machine.json")]
@@ -30,6 +45,21 @@ pub struct RooflineArgs {
     /// Width of the chart in pixels (tables may widen it).
     #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(480..=4000))]
     width: u32,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum PointsArg {
+    Loops,
+    Functions,
+    Regions,
+    Total,
+}
+
+fn percent(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!("`{s}` is not a percentage from 0 to 100")),
+    }
 }
 
 /// A report file's name, to label its points and rows.
@@ -80,6 +110,14 @@ pub fn run(a: RooflineArgs) -> Result<i32> {
     let opts = ChartOptions {
         width: a.width,
         title: title.clone(),
+        points: match a.points {
+            None => PointSet::Auto,
+            Some(PointsArg::Loops) => PointSet::Loops,
+            Some(PointsArg::Functions) => PointSet::Functions,
+            Some(PointsArg::Regions) => PointSet::Regions,
+            Some(PointsArg::Total) => PointSet::Total,
+        },
+        min_share: a.min_share / 100.0,
         ..Default::default()
     };
     let inputs: Vec<Input> = reports
@@ -87,6 +125,9 @@ pub fn run(a: RooflineArgs) -> Result<i32> {
         .map(|(label, report)| Input { label, report })
         .collect();
     let chart = flopscope_roofline::chart(&inputs, &ceilings, &opts);
+    for n in &chart.notes {
+        eprintln!("flopscope: warning: {n}");
+    }
     for p in chart.points.iter().filter(|p| p.not_plotted.is_some()) {
         eprintln!(
             "flopscope: {} is not plotted: {}",
