@@ -148,3 +148,44 @@ fn an_interrupted_run_keeps_its_counts_and_leaves_nothing_behind() {
         }
     }
 }
+
+/// `--format csv` is one well-formed table: one header, every row with its
+/// columns, the totals' and functions' FLOP as in the JSON.
+#[test]
+fn csv_is_one_table() {
+    let exe = crate::support::build("triad.c", crate::support::SSE2);
+    let out = Command::new(FLOPSCOPE)
+        .args(["count", "--no-native", "--format", "csv", "--"])
+        .arg(&exe)
+        .args(["1000", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[..2], ["kind", "scope"]);
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    for r in &rows {
+        assert_eq!(r.len(), header.len(), "row {r:?}");
+        assert!(matches!(r[0], "mix" | "totals"), "row {r:?}");
+    }
+    let flop = header.iter().position(|h| *h == "flop").unwrap();
+    let total: u64 = rows
+        .iter()
+        .find(|r| r[0] == "totals" && r[1] == "total")
+        .unwrap()[flop]
+        .parse()
+        .unwrap();
+    assert_eq!(total, 2 * 1000 * 3, "triad's 2 n reps FLOP");
+    let in_functions: u64 = rows
+        .iter()
+        .filter(|r| r[0] == "totals" && r[1].starts_with("function:"))
+        .map(|r| r[flop].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(in_functions, total);
+}

@@ -19,10 +19,6 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-fn opt(n: Option<u64>) -> String {
-    n.map(thousands).unwrap_or_else(|| "-".into())
-}
-
 fn width_label(precision: Precision, lanes: u32, width_bits: u32) -> String {
     if lanes == 1 && precision != Precision::Bf16 {
         "scalar".into()
@@ -248,16 +244,36 @@ pub fn table_top(r: &Report, top: usize) -> String {
     out
 }
 
-/// One CSV row per (scope, precision, width, op): scope is `total`, a region
-/// name, or `thread:N`. Columns are stable.
+/// The report as one CSV table (columns stable; empty cells for unknowns).
+/// `kind` says what a row is: `mix` rows give one kind of floating-point
+/// instruction of a scope (precision, width, lanes, op, masked; executions
+/// in `instructions`, and their FLOP); `totals` rows give a scope's FLOP,
+/// bytes, instructions and time. Scopes: `total`, `region:NAME`,
+/// `thread:N`, `process:N COMMAND`, `function:NAME [MODULE]`,
+/// `loop:FUNCTION FILE:LINE`.
 pub fn csv(r: &Report) -> String {
-    let mut out = String::from("scope,precision,width_bits,lanes,op,masked,instructions,flop\n");
-    let mut scope = |name: &str, s: &Summary| {
+    let mut out = String::from(
+        "kind,scope,precision,width_bits,lanes,op,masked,instructions,flop,bytes_read,bytes_written,time_s,gflops\n",
+    );
+    let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    let mut totals = |scope: &str, s: &Summary, time: Option<f64>, gflops: Option<f64>| {
+        let b = s.bytes;
+        let _ = writeln!(
+            out,
+            "totals,{},,,,,,{},{},{},{},{},{}",
+            csv_field(scope),
+            s.instructions.map(|n| n.to_string()).unwrap_or_default(),
+            s.flop.total,
+            b.map(|b| b.read.to_string()).unwrap_or_default(),
+            b.map(|b| b.written.to_string()).unwrap_or_default(),
+            num(time),
+            num(gflops)
+        );
         for row in &s.fp_instructions {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{}",
-                csv_field(name),
+                "mix,{},{},{},{},{},{},{},{},,,,",
+                csv_field(scope),
                 row.precision.key(),
                 row.width_bits,
                 row.lanes,
@@ -268,28 +284,28 @@ pub fn csv(r: &Report) -> String {
             );
         }
     };
-    scope("total", &r.summary);
+    totals("total", &r.summary, r.native_time_s, r.gflops);
     for reg in &r.regions {
-        scope(&reg.name, &reg.summary);
+        totals(&format!("region:{}", reg.name), &reg.summary, reg.native_time_s, reg.gflops);
     }
     for t in &r.threads {
-        scope(&format!("thread:{}", t.tid), &t.summary);
+        totals(&format!("thread:{}", t.tid), &t.summary, None, None);
     }
-    let b = r.summary.bytes.unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "\nscope,flop,bytes_read,bytes_written,instructions,native_time_s,gflops"
-    );
-    let _ = writeln!(
-        out,
-        "total,{},{},{},{},{},{}",
-        r.summary.flop.total,
-        b.read,
-        b.written,
-        opt(r.summary.instructions).replace(',', ""),
-        r.native_time_s.map(|t| t.to_string()).unwrap_or_default(),
-        r.gflops.map(|g| g.to_string()).unwrap_or_default()
-    );
+    for (i, p) in r.processes.iter().enumerate() {
+        let scope = format!("process:{i} {}", p.command.join(" "));
+        totals(&scope, &p.summary, p.native_time_s, p.gflops);
+    }
+    for f in &r.functions {
+        let module = f.module.rsplit('/').next().unwrap_or(&f.module);
+        totals(&format!("function:{} [{module}]", f.name), &f.summary, f.time_s, f.gflops);
+    }
+    for l in &r.loops {
+        let at = match (&l.file, l.line) {
+            (Some(file), Some(n)) => format!("{}:{n}", file.rsplit('/').next().unwrap_or(file)),
+            _ => l.header.clone(),
+        };
+        totals(&format!("loop:{} {at}", l.function), &l.summary, l.time_s, l.gflops);
+    }
     out
 }
 

@@ -90,7 +90,15 @@ impl SymbolTable {
                 name: name.into(),
             });
         }
-        for (start, size, name) in crate::plt::stubs(file) {
+        // A table without symbols of its own stays empty (the caller then
+        // reads the next table: .dynsym of a stripped library), whatever
+        // PLT stubs the file has; they are named along with real symbols.
+        let stubs = if entries.is_empty() {
+            Vec::new()
+        } else {
+            crate::plt::stubs(file)
+        };
+        for (start, size, name) in stubs {
             entries.push(Entry {
                 start,
                 end: start + size,

@@ -65,8 +65,9 @@ fn shared_library_at_its_load_base() {
         }]
     );
 
-    // Stripped, the exported functions keep their .dynsym names and the
-    // static one is named by its FDE. Strip leaves the loaded bytes where
+    // Stripped, the exported functions keep their .dynsym names (the PLT
+    // stub of lib_home's getenv call does not stand for a symbol table)
+    // and the static one is named by its FDE. Strip leaves the loaded bytes where
     // they were, so the same mapping serves.
     let stripped = w.path("libk-stripped.so");
     tool("strip", &["-o", path(&stripped), path(&lib)]);

@@ -17,13 +17,16 @@ use std::path::{Path, PathBuf};
 )]
 pub struct ReportArgs {
     /// Reports written by `flopscope count -o FILE.json`; several are
-    /// merged: counts summed, one row per report, load imbalance shown.
+    /// merged: counts summed (per function and loop too, matched by name
+    /// and source line), one row per report, load imbalance shown.
     #[arg(value_name = "REPORT.json", required_unless_present = "diff")]
     reports: Vec<PathBuf>,
-    /// Compare two reports: what changed per region, precision and width.
+    /// Compare two reports: what changed per region, precision and width,
+    /// and per function and loop (matched by name and source line).
     #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["reports", "html"])]
     diff: Option<Vec<PathBuf>>,
-    /// With --diff: list unchanged counts too.
+    /// With --diff: list unchanged counts, functions and loops too, and
+    /// every changed function and loop (not only the top 20).
     #[arg(long, requires = "diff")]
     all: bool,
     /// Output format (default: from the -o file's extension, else table).
@@ -129,7 +132,8 @@ fn render(
         }
         (Format::Json, _) => r.to_json(),
         (Format::Csv, None) => render::csv(r),
-        (Format::Csv, Some(m)) => format!("{}\n{}", render::csv(r), m.sources_csv()),
+        // One table: the merged sources are its `process:` scopes.
+        (Format::Csv, Some(_)) => render::csv(r),
         (Format::Markdown, None) => markdown::markdown(r),
         (Format::Markdown, Some(m)) => markdown::merged(m),
         (Format::SdeMix, _) => sde_text(r, region)?,

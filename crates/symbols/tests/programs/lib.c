@@ -14,3 +14,11 @@ void *lib_kernel_address(void)
 {
     return (void *)&lib_kernel;
 }
+
+/* A call through the PLT: the library then has PLT stubs, which must not
+ * hide its .dynsym names once it is stripped. */
+#include <stdlib.h>
+const char *lib_home(void)
+{
+    return getenv("HOME");
+}
