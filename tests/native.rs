@@ -675,6 +675,26 @@ fn static_programs_are_refused_with_the_remedy() {
         "{}",
         run.stderr
     );
+    // Refused before anything runs: not even the native timed run.
+    let exe = build("native/touch.c", &["-O2", "-static"]);
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let out = Command::new(FLOPSCOPE)
+        .args(["count", "--engine", "native", "--"])
+        .arg(&exe)
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !marker.exists(),
+        "the static program ran before being refused"
+    );
 }
 
 #[test]

@@ -14,6 +14,7 @@
 //!         progress: false,
 //!         ssc_marks: None,
 //!         ssc_once: false,
+//!         likwid_markers: None,
 //!     },
 //! };
 //! let report = engine.count(&["./triad".to_string()]).unwrap();
@@ -66,6 +67,10 @@ pub struct NativeOptions {
     pub ssc_marks: Option<(u32, u32)>,
     /// Only the first start..stop pair counts (SDE's marks without `:repeat`).
     pub ssc_once: bool,
+    /// flopscope's LIKWID marker functions (a preload library), for a
+    /// program that calls LIKWID's: preloaded after the runtime, they take
+    /// the calls over and its LIKWID regions become flopscope's.
+    pub likwid_markers: Option<PathBuf>,
 }
 
 pub struct NativeEngine {
@@ -84,6 +89,14 @@ impl flopscope_model::Engine for NativeEngine {
         false
     }
 
+    fn check(&self, argv: &[String]) -> Result<(), flopscope_model::EngineError> {
+        let exe = program::resolve(&argv[0]).map_err(NativeError::from)?;
+        if elf::kind(&exe).map_err(NativeError::from)? == elf::Kind::Static {
+            return Err(NativeError::Static(exe).into());
+        }
+        Ok(())
+    }
+
     fn count(&self, argv: &[String]) -> Result<Report, flopscope_model::EngineError> {
         Ok(run(argv, &self.options)?)
     }
@@ -98,10 +111,13 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
     let counter_path = opts.work_dir.join("counters");
     let counters = CounterFile::create(&counter_path)
         .map_err(|e| NativeError::CounterFile(counter_path.clone(), e))?;
-    let preload = match std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty()) {
-        Some(p) => format!("{}:{p}", opts.runtime.display()),
-        None => opts.runtime.display().to_string(),
-    };
+    // The runtime first, then the LIKWID markers, then the program's own.
+    let preload = std::iter::once(&opts.runtime)
+        .chain(&opts.likwid_markers)
+        .map(|p| p.display().to_string())
+        .chain(std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty()))
+        .collect::<Vec<_>>()
+        .join(":");
     let started = std::time::Instant::now();
     let mut child = Command::new(&exe)
         .arg0(&argv[0])
@@ -111,13 +127,10 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         // Tells the Rust markers (flopscope-markers) that this run is counted.
         .env("FLOPSCOPE_COUNTING", "1")
         .envs((!opts.follow_exec).then_some(("FLOPSCOPE_NATIVE_NO_FOLLOW", "1")))
-        .envs(
-            opts.ssc_marks
-                .map(|(start, stop)| {
-                    let once = if opts.ssc_once { ",once" } else { "" };
-                    (SSC_ENV, format!("{start:#x},{stop:#x}{once}"))
-                }),
-        )
+        .envs(opts.ssc_marks.map(|(start, stop)| {
+            let once = if opts.ssc_once { ",once" } else { "" };
+            (SSC_ENV, format!("{start:#x},{stop:#x}{once}"))
+        }))
         // Symbols bound at start, by the loader before the take-over: lazy
         // binding would run the loader's symbol lookup (and its XSAVE) from
         // the cache at every first call. A value the user set is kept
@@ -173,6 +186,11 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         report.warnings.push(
             "XSAVE-family instructions ran (the dynamic loader's lazy binding uses them): their bytes are not counted by the native engine; leave LD_BIND_NOW unset (the native engine then sets it) to avoid them".into(),
         );
+    }
+    if opts.likwid_markers.is_some() {
+        report
+            .warnings
+            .push(flopscope_engine_qemu::host::run::LIKWID_TAKEN_OVER.into());
     }
     report.warnings.push(NOT_COUNTED.into());
     Ok(report)

@@ -181,15 +181,24 @@ pub fn native_run(
     let times = work.join("region-times");
     let mut cmd = std::process::Command::new(&exe);
     cmd.args(&argv[1..]).env("FLOPSCOPE_REGION_TIMES", &times);
-    if let Some((so, dir)) = sampler {
+    if let Some((_, dir)) = sampler {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("creating the samples directory {}", dir.display()))?;
-        let preload = match std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty()) {
-            Some(theirs) => format!("{}:{theirs}", so.display()),
-            None => so.display().to_string(),
-        };
-        cmd.env("LD_PRELOAD", preload)
-            .env(flopscope_sampler::DIR_ENV, dir);
+        cmd.env(flopscope_sampler::DIR_ENV, dir);
+    }
+    // LIKWID's marker calls are taken over here too, for the region times.
+    let likwid = likwid_markers(argv)?;
+    let ours: Vec<String> = [sampler.map(|(so, _)| so), likwid.as_deref()]
+        .into_iter()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    if !ours.is_empty() {
+        let theirs = std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty());
+        cmd.env(
+            "LD_PRELOAD",
+            ours.into_iter().chain(theirs).collect::<Vec<_>>().join(":"),
+        );
     }
     let start = Instant::now();
     let mut child = cmd
@@ -228,6 +237,18 @@ fn work_root() -> PathBuf {
     }
 }
 
+/// flopscope's LIKWID marker functions, to preload when the program (the
+/// ELF file run: a script's interpreter) or a library it needs calls
+/// LIKWID's `likwid_marker*` functions from a library other than
+/// flopscope's own; `None` for every other program.
+fn likwid_markers(argv: &[String]) -> Result<Option<PathBuf>> {
+    let exe = program::qemu_argv(argv)?.swap_remove(0);
+    match flopscope_markers::likwid::marker_calls(std::path::Path::new(&exe)) {
+        flopscope_markers::likwid::MarkerCalls::Likwid => Ok(Some(plugin::likwid_markers()?)),
+        _ => Ok(None),
+    }
+}
+
 fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
     if a.sample_period.is_some() && a.engine != EngineKind::Perf {
         anyhow::bail!("--sample-period samples hardware counters: it needs --engine perf (the emulate and native engines attribute exactly without it)");
@@ -250,6 +271,7 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
                 } else {
                     Some(plugin::exec_shim()?)
                 },
+                likwid_markers: likwid_markers(&a.command)?,
             },
         }),
         EngineKind::Native => Box::new(flopscope_engine_native::NativeEngine {
@@ -264,6 +286,7 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
                     .map(|(s, t)| (s.value, t.value)),
                 ssc_once: !a.start_mark.is_some_and(|m| m.repeat)
                     && !a.stop_mark.is_some_and(|m| m.repeat),
+                likwid_markers: likwid_markers(&a.command)?,
             },
         }),
         EngineKind::Perf => {
@@ -313,6 +336,9 @@ pub fn run(a: CountArgs) -> Result<i32> {
         std::env::set_var(flopscope_attribution::OFF_ENV, "1");
     }
     let engine = engine(&a, work.path())?;
+    engine
+        .check(&a.command)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let rank = launch::rank_info();
     // Everything the report needs is checked before the program runs: a
     // wrong path must not cost the run.
