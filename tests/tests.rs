@@ -31,3 +31,5 @@ mod attribution;
 mod workflow;
 // Presentation: the roofline per loop and function, the flame graph and the HTML tables and source view, through the CLI.
 mod presentation;
+// LIKWID's marker functions (-llikwid): flopscope's liblikwid, and LIKWID-built programs taken over, exactly under both engines.
+mod likwid_api;

@@ -66,6 +66,7 @@ fn main() {
     );
     embed("SAMPLER", &sampler);
     build_exec_shim(&plugin_dir.join("shim/exec_shim.c"), &out_dir);
+    build_likwid_markers(&manifest_dir.join("../markers"), &out_dir);
 }
 
 /// rustc arguments linking the C compiler's static unwinder (libgcc_eh.a)
@@ -169,4 +170,30 @@ fn build_exec_shim(src: &std::path::Path, out_dir: &std::path::Path) {
         });
     assert!(status.success(), "compiling {} failed", src.display());
     embed("EXEC_SHIM", &so);
+}
+
+/// LIKWID's marker functions on flopscope's markers (crates/markers/likwid),
+/// preloaded into counted programs that call LIKWID's own: a C library, as
+/// it runs inside the program. Its soname is its own, never LIKWID's: the
+/// loader would otherwise take it for the program's liblikwid.so.5 and not
+/// load LIKWID's library (whose other functions the program may use).
+fn build_likwid_markers(markers: &std::path::Path, out_dir: &std::path::Path) {
+    let src = markers.join("likwid/likwid.c");
+    for f in [&src, &markers.join("include")] {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let so = out_dir.join("libflopscope_likwid.so");
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let status = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O2", "-Wall", "-fvisibility=hidden"])
+        .arg("-Wl,-soname,libflopscope_likwid.so")
+        .arg("-o")
+        .arg(&so)
+        .arg(&src)
+        .status()
+        .unwrap_or_else(|e| {
+            panic!("running the C compiler {cc:?} for the LIKWID markers: {e} (install gcc)")
+        });
+    assert!(status.success(), "compiling {} failed", src.display());
+    embed("LIKWID_MARKERS", &so);
 }

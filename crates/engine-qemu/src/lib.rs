@@ -23,6 +23,7 @@
 //!     ssc_marks: None,
 //!     ssc_once: false,
 //!     exec_shim: None,
+//!     likwid_markers: None,
 //! };
 //! let report = QemuEngine { options }.count(&["./triad".to_string()]).unwrap();
 //! println!("{} FLOP", report.summary.flop.total);

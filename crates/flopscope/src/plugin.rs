@@ -1,6 +1,6 @@
 //! Files the engines load into the counted program, embedded in the binary at
 //! build time and written out to a cache file on first use: the QEMU plugin,
-//! the exec shim, the native engine's runtime.
+//! the exec shim, the native engine's runtime, the LIKWID marker functions.
 
 use anyhow::Result;
 use std::path::PathBuf;
@@ -9,6 +9,7 @@ static PLUGIN: &[u8] = include_bytes!(env!("FLOPSCOPE_PLUGIN_SO"));
 static EXEC_SHIM: &[u8] = include_bytes!(env!("FLOPSCOPE_EXEC_SHIM_SO"));
 static NATIVE_RUNTIME: &[u8] = include_bytes!(env!("FLOPSCOPE_NATIVE_RUNTIME_SO"));
 static SAMPLER: &[u8] = include_bytes!(env!("FLOPSCOPE_SAMPLER_SO"));
+static LIKWID_MARKERS: &[u8] = include_bytes!(env!("FLOPSCOPE_LIKWID_MARKERS_SO"));
 
 fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
@@ -82,4 +83,14 @@ pub fn native_runtime() -> Result<PathBuf> {
 /// The sampler preload library (time per function): the embedded copy.
 pub fn sampler() -> Result<PathBuf> {
     materialize("sampler", env!("FLOPSCOPE_SAMPLER_HASH"), SAMPLER)
+}
+
+/// LIKWID's marker functions on flopscope's markers (crates/markers/likwid),
+/// preloaded into programs that call LIKWID's: the embedded copy.
+pub fn likwid_markers() -> Result<PathBuf> {
+    materialize(
+        "likwid-markers",
+        env!("FLOPSCOPE_LIKWID_MARKERS_HASH"),
+        LIKWID_MARKERS,
+    )
 }

@@ -24,7 +24,15 @@
 //! The C header, the LIKWID-compatible header and the Fortran module ship in
 //! this crate's `include/` and `fortran/` folders ([`C_HEADER`] and friends
 //! hold their text; `flopscope markers --write DIR` writes them out).
+//!
+//! Programs that call LIKWID's marker API as functions and link with
+//! `-llikwid` get them from `likwid/likwid.c` ([`LIKWID_LIBRARY`]), a
+//! stand-in for LIKWID's `liblikwid.so.5` on the same markers; flopscope
+//! preloads it into counted programs that call LIKWID's own library
+//! ([`likwid::marker_calls`] tells which, with the default `elf` feature).
 
+#[cfg(feature = "elf")]
+pub mod likwid;
 mod perf;
 mod timing;
 
@@ -32,6 +40,12 @@ mod timing;
 pub const C_HEADER: &str = include_str!("../include/flopscope.h");
 /// `include/likwid-marker.h`: the LIKWID marker macros on flopscope's markers.
 pub const LIKWID_HEADER: &str = include_str!("../include/likwid-marker.h");
+/// `include/likwid.h`: LIKWID's marker functions declared, as LIKWID's
+/// `likwid.h` declares them.
+pub const LIKWID_API_HEADER: &str = include_str!("../include/likwid.h");
+/// `likwid/likwid.c`: LIKWID's marker functions on flopscope's markers, the
+/// source of flopscope's `liblikwid` (built as its header comment shows).
+pub const LIKWID_LIBRARY: &str = include_str!("../likwid/likwid.c");
 /// `fortran/flopscope.f90`: the Fortran module.
 pub const FORTRAN_MODULE: &str = include_str!("../fortran/flopscope.f90");
 /// `fortran/flopscope_fortran.c`: the C side of the Fortran module.
@@ -158,5 +172,7 @@ mod tests {
         assert!(LIKWID_HEADER
             .contains("#define LIKWID_MARKER_START(regionTag) flopscope_region_begin(regionTag)"));
         assert!(FORTRAN_MODULE.contains("subroutine flopscope_region_begin(name)"));
+        assert!(LIKWID_API_HEADER.contains("int likwid_markerStartRegion(const char *regionTag);"));
+        assert!(LIKWID_LIBRARY.contains("flopscope_region_begin(regionTag);"));
     }
 }

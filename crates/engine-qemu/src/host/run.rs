@@ -44,7 +44,15 @@ pub struct QemuOptions {
     /// The exec shim (a preload library): when set, programs the counted
     /// program starts with exec are relaunched under QEMU and counted too.
     pub exec_shim: Option<PathBuf>,
+    /// flopscope's LIKWID marker functions (a preload library), for a
+    /// program that calls LIKWID's: preloaded in the guest, they take the
+    /// calls over and its LIKWID regions become flopscope's.
+    pub likwid_markers: Option<PathBuf>,
 }
+
+/// The report's warning when [`QemuOptions::likwid_markers`] (or the native
+/// engine's) took a program's LIKWID calls over.
+pub const LIKWID_TAKEN_OVER: &str = "the program calls LIKWID's marker API (likwid_marker*): flopscope preloaded its own definitions of those functions, so LIKWID's marker calls were taken over by flopscope and its regions are counted as flopscope regions (LIKWID itself measured nothing)";
 
 /// Finds `qemu-x86_64`.
 pub fn find_qemu(explicit: Option<&Path>) -> Result<PathBuf, QemuError> {
@@ -138,16 +146,21 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     cmd.arg("-cpu").arg("max").arg("-plugin").arg(plugin_arg);
     // Tells the Rust markers (flopscope-markers) that this run is counted.
     cmd.env("FLOPSCOPE_COUNTING", "1");
-    if let Some(shim) = &opts.exec_shim {
-        // The guest alone preloads the shim (-E); QEMU itself must not.
+    let ours: Vec<String> = [&opts.exec_shim, &opts.likwid_markers]
+        .into_iter()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    if !ours.is_empty() {
+        // The guest alone preloads the shim and the LIKWID markers (-E),
+        // before the program's own preloads; QEMU itself must not.
         let theirs = std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty());
-        let preload = match theirs {
-            Some(p) => format!("{}:{p}", shim.display()),
-            None => shim.display().to_string(),
-        };
+        let preload = ours.into_iter().chain(theirs).collect::<Vec<_>>().join(":");
         cmd.arg("-E").arg(format!("LD_PRELOAD={preload}"));
-        cmd.env_remove("LD_PRELOAD")
-            .env("FLOPSCOPE_QEMU", &qemu)
+        cmd.env_remove("LD_PRELOAD");
+    }
+    if let Some(shim) = &opts.exec_shim {
+        cmd.env("FLOPSCOPE_QEMU", &qemu)
             .env("FLOPSCOPE_PLUGIN", &opts.plugin)
             .env("FLOPSCOPE_OUT", &counter_path)
             .env("FLOPSCOPE_SHIM", shim);
@@ -179,6 +192,9 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         ExitStatus::from_std(status),
     );
     report.engine_time_s = Some(started.elapsed().as_secs_f64());
+    if opts.likwid_markers.is_some() {
+        report.warnings.push(LIKWID_TAKEN_OVER.into());
+    }
     Ok(EmulatedRun {
         report,
         unsupported: main.unsupported,
