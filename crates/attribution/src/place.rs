@@ -77,14 +77,8 @@ impl<'a> Places<'a> {
         let loc: Location = self.symbolizer.locate(map, pc);
         let module = map.path.display().to_string();
         let innermost = loc.frames.first();
-        let function = innermost
-            .and_then(|f| f.function.clone())
-            .unwrap_or_else(|| loc.symbol.name.clone());
-        let inlined_into = loc
-            .frames
-            .get(1)
-            .and_then(|f| f.function.clone())
-            .filter(|_| loc.frames.len() > 1);
+        let function = loc.source_function();
+        let inlined_into = loc.inlined_into();
         let mut chain: Vec<String> = loc
             .frames
             .iter()

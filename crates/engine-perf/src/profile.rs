@@ -266,14 +266,8 @@ fn place(spaces: &AddressSpaces, symbolizer: &mut Symbolizer, map: usize, ip: u6
     }
     let loc = symbolizer.locate(map, ip);
     let innermost = loc.frames.first();
-    let function = innermost
-        .and_then(|f| f.function.clone())
-        .unwrap_or_else(|| loc.symbol.name.clone());
-    let inlined_into = loc
-        .frames
-        .get(1)
-        .and_then(|f| f.function.clone())
-        .filter(|_| loc.frames.len() > 1);
+    let function = loc.source_function();
+    let inlined_into = loc.inlined_into();
     let start = if function == loc.symbol.name {
         loc.symbol.start
     } else {

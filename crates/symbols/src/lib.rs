@@ -59,6 +59,22 @@ pub struct Location {
     pub frames: Vec<Frame>,
 }
 
+impl Location {
+    /// The function the instruction belongs to in the source: the innermost
+    /// frame's (an inlined function), else the symbol's.
+    pub fn source_function(&self) -> String {
+        self.frames
+            .first()
+            .and_then(|f| f.function.clone())
+            .unwrap_or_else(|| self.symbol.name.clone())
+    }
+
+    /// The function the source function was inlined into, if it was.
+    pub fn inlined_into(&self) -> Option<String> {
+        self.frames.get(1).and_then(|f| f.function.clone())
+    }
+}
+
 /// A machine-code function.
 ///
 /// Named from `.symtab`, else `.dynsym`; in stripped code, by the `.eh_frame`
