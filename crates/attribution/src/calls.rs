@@ -24,7 +24,7 @@ use flopscope_model::Counts;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// (module, function name)
-pub type FnKey = (String, String);
+pub type FnKey = (crate::place::Name, crate::place::Name);
 
 /// The call graph of a process (or a merged job).
 #[derive(Debug, Clone, Default)]
@@ -58,7 +58,7 @@ impl Calls {
             if k.1.ends_with("@plt") {
                 continue;
             }
-            let e = by_name.entry(k.1.as_str()).or_insert((k, *n));
+            let e = by_name.entry(&*k.1).or_insert((k, *n));
             if *n > e.1 {
                 *e = (k, *n);
             }
@@ -230,6 +230,10 @@ mod tests {
 
     fn k(name: &str) -> FnKey {
         ("m".into(), name.into())
+    }
+
+    fn key(module: &str, name: &str) -> FnKey {
+        (module.into(), name.into())
     }
 
     fn flop(n: u64) -> Counts {

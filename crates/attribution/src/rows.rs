@@ -3,7 +3,7 @@
 
 use crate::executed::{ExecInsn, Executed};
 use crate::loops::{self, Node};
-use crate::place::{Place, Places};
+use crate::place::{Name, Place, Places};
 use crate::time::Samples;
 use flopscope_counter_file::profile::End;
 use flopscope_model::{
@@ -14,17 +14,17 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::calls::{Calls, FnKey};
 /// (module, file, line, function)
-type LineKey = (String, Option<String>, Option<u32>, String);
+type LineKey = (Name, Option<Name>, Option<u32>, Name);
 
 #[derive(Debug, Clone, Default)]
 struct FnAcc {
     counts: Counts,
     /// The symbol's start when the function is one, else its lowest address.
     address: u64,
-    inlined_into: BTreeSet<String>,
+    inlined_into: BTreeSet<Name>,
     /// Lowest source line seen, with its file (the declaration, near enough:
     /// a function's entry code carries its opening line).
-    first_line: Option<(u32, String)>,
+    first_line: Option<(u32, Name)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -40,7 +40,7 @@ struct LoopAcc {
     counts: Counts,
     self_counts: Counts,
     /// (module, file offset) of the body's instructions.
-    body: BTreeSet<(String, u64)>,
+    body: BTreeSet<(Name, u64)>,
 }
 
 /// One process's (or a merged job's) attribution.
@@ -51,7 +51,7 @@ pub struct Attribution {
     loops: Vec<LoopAcc>,
     /// (module, file offset) of every instruction executed -> its function
     /// and those it was inlined into (innermost first).
-    at: HashMap<(String, u64), Vec<FnKey>>,
+    at: HashMap<(Name, u64), Vec<FnKey>>,
     calls: Calls,
 }
 
@@ -91,7 +91,7 @@ impl Attribution {
             let caller = places.of(b.snapshot, last.pc).clone();
             let callee = places.of(b.snapshot, target).clone();
             let to = (callee.module.clone(), callee.function.clone());
-            for f in &caller.chain {
+            for f in caller.chain.iter() {
                 *self
                     .calls
                     .edges
@@ -111,7 +111,7 @@ impl Attribution {
         self.at
             .entry((p.module.clone(), p.offset))
             .or_insert_with(chain);
-        for f in &p.chain {
+        for f in p.chain.iter() {
             self.calls
                 .local
                 .entry((p.module.clone(), f.clone()))
@@ -240,12 +240,12 @@ impl Attribution {
                 )
             })
             .map(|((module, name), f, (time_s, n, g))| FunctionRow {
-                name: name.clone(),
-                module: module.clone(),
+                name: name.to_string(),
+                module: module.to_string(),
                 address: format!("{:#x}", f.address),
-                file: f.first_line.as_ref().map(|(_, file)| file.clone()),
+                file: f.first_line.as_ref().map(|(_, file)| file.to_string()),
                 line: f.first_line.as_ref().map(|(l, _)| *l),
-                inlined_into: f.inlined_into.iter().cloned().collect(),
+                inlined_into: f.inlined_into.iter().map(|n| n.to_string()).collect(),
                 summary: Summary::from_counts(&f.counts),
                 arithmetic_intensity: l1(&f.counts),
                 time_s,
@@ -265,10 +265,10 @@ impl Attribution {
             .lines
             .iter()
             .map(|((module, file, line, function), c)| LineRow {
-                file: file.clone(),
+                file: file.as_ref().map(|f| f.to_string()),
                 line: *line,
-                module: module.clone(),
-                function: function.clone(),
+                module: module.to_string(),
+                function: function.to_string(),
                 summary: Summary::from_counts(c),
             })
             .collect();
@@ -365,7 +365,7 @@ fn find_loops(ex: &Executed, places: &mut Places) -> Vec<LoopAcc> {
     let segs = segments(ex);
     // (module, symbol start) -> node start -> (node, segments)
     type Group = BTreeMap<u64, (Node, Vec<usize>)>;
-    let mut groups: BTreeMap<(String, u64), Group> = BTreeMap::new();
+    let mut groups: BTreeMap<(Name, u64), Group> = BTreeMap::new();
     for (si, b) in segs.iter().enumerate() {
         let p = places.of(b.snapshot, b.start);
         let g = groups
@@ -432,9 +432,9 @@ fn find_loops(ex: &Executed, places: &mut Places) -> Vec<LoopAcc> {
                 }
             }
             out.push(LoopAcc {
-                function: head.function.clone(),
-                module: module.clone(),
-                file: head.file.clone(),
+                function: head.function.to_string(),
+                module: module.to_string(),
+                file: head.file.as_ref().map(|f| f.to_string()),
                 line,
                 header: nodes[l.header].start,
                 parent: l.parent.map(|p| base + p),

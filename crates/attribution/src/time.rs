@@ -28,7 +28,7 @@ pub struct ProcessSamples {
 pub struct Samples {
     pub interval_s: f64,
     /// (module path, file offset) -> samples.
-    pub at: HashMap<(String, u64), u64>,
+    pub at: HashMap<(crate::place::Name, u64), u64>,
     /// Every sample, placed or not.
     pub total: u64,
     /// The run's wall time, when measured.
@@ -48,7 +48,8 @@ impl Samples {
             for (&addr, &n) in &p.samples {
                 out.total += n;
                 if let Some(m) = maps.iter().find(|m| m.contains(addr)) {
-                    let key = (m.path.display().to_string(), addr - m.start + m.file_offset);
+                    let module: crate::place::Name = m.path.display().to_string().into();
+                    let key = (module, addr - m.start + m.file_offset);
                     *out.at.entry(key).or_default() += n;
                 }
             }

@@ -62,9 +62,8 @@ fn write_code<S: BuildHasher>(
             .iter()
             .any(|b| b.get(slot as usize).is_some_and(|c| *c != 0))
     };
-    let items = |d: &crate::slots::Desc| -> Vec<(u32, u32)> {
-        d.items
-            .iter()
+    let items = |d: &[(SlotKind, u64)]| -> Vec<(u32, u32)> {
+        d.iter()
             .filter_map(|(k, n)| Some((*index.get(k)? as u32, u32::try_from(*n).ok()?)))
             .collect()
     };
@@ -92,9 +91,9 @@ fn write_code<S: BuildHasher>(
                 insns: p
                     .insns
                     .iter()
-                    .map(|(pc, d)| Insn {
-                        pc: *pc,
-                        items: items(d),
+                    .map(|&(pc, first, n)| Insn {
+                        pc,
+                        items: items(&p.items[first as usize..(first + n) as usize]),
                     })
                     .collect(),
             }];
@@ -108,7 +107,7 @@ fn write_code<S: BuildHasher>(
                 kind: PieceKind::Extra,
                 insns: vec![Insn {
                     pc: t.slots.owners[*s as usize],
-                    items: items(&t.slots.descs[*s as usize]),
+                    items: items(&t.slots.descs[*s as usize].items),
                 }],
             }));
             w.write(&Record::Block(Block {

@@ -525,6 +525,7 @@ pub fn build(
         copies: Vec::new(),
         fall_slot: None,
         insns: Vec::with_capacity(dec.insns.len()),
+        items: Vec::with_capacity(dec.insns.len() * 3),
         dynamic: Vec::new(),
     };
     let mut uncounted_state = false;
@@ -536,14 +537,20 @@ pub fn build(
     };
     let marker_at = matches!(dec.end, End::Marker { .. }).then(|| dec.insns.len() - 1);
     let cond_at = matches!(dec.end, End::Cond { .. }).then(|| dec.insns.len() - 1);
+    let mut own = Desc::with_capacity(8);
     for (i, (insn, info)) in dec.insns.iter().enumerate() {
         if marker_at != Some(i) {
             stat.add_static(info, insn);
-            let mut own = Desc::with_capacity(4);
+            // Each instruction's own counts, kept flat (one allocation a
+            // block, not one an instruction: translation is on the start-up
+            // path of every program).
+            own.items.clear();
             own.add_static(info, insn);
+            let first = profile.items.len() as u32;
+            profile.items.extend_from_slice(&own.items);
             // A decoding failure kept as ud2 has no address of its own.
             let pc = if insn.ip() == 0 { dec.pc } else { insn.ip() };
-            profile.insns.push((pc, own));
+            profile.insns.push((pc, first, own.items.len() as u32));
         }
     }
     let body = Body {
@@ -720,8 +727,11 @@ pub struct BlockProfile {
     pub copies: Vec<u32>,
     /// The not-taken counter of a block ending in a conditional branch.
     pub fall_slot: Option<u32>,
-    /// Each instruction's address and what one execution of it counts.
-    pub insns: Vec<(u64, Desc)>,
+    /// Each instruction's address and its items: `items[first..first + n]`.
+    pub insns: Vec<(u64, u32, u32)>,
+    /// What one execution of each instruction counts, all instructions'
+    /// items one after the other.
+    pub items: Vec<(SlotKind, u64)>,
     /// Slots of run-time work (their instruction: `Slots::owners`).
     pub dynamic: Vec<u32>,
 }
