@@ -69,8 +69,9 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
             }
         }
     };
+    // The main process's rows are the job's when it has no children (filled
+    // once, below).
     if let Some(a) = one(counters, &mut warnings) {
-        a.fill(report, None);
         job.merge(a);
     }
     let children = child_files(counters).into_iter().filter(|p| {
