@@ -649,7 +649,11 @@ pub fn build(
             }
             // Not taken: counted (taken = executions - not taken, for the
             // loop entries attribution reports); flags may be live beyond.
-            if crate::attribution::enabled() {
+            // Only backward branches, which close loops (their not-taken
+            // side is the loop's exit, off the hot path); a forward branch's
+            // taken side is no loop's back edge in compiled code, and hot
+            // forward branches (an interpreter's dispatch) stay uncounted.
+            if crate::attribution::enabled() && taken <= insn.ip() {
                 let fall_slot = slots.reserve();
                 profile.fall_slot = Some(fall_slot);
                 code.bump_keep_flags(fall_slot);
