@@ -391,8 +391,22 @@ mod tests {
 
     #[test]
     fn csv_rows_are_exact_and_quoted() {
-        let c = csv(&report());
-        assert!(c.starts_with("scope,precision,width_bits,lanes,op,masked,instructions,flop\ntotal,fp64,256,4,fma,false,1000,8000\n"), "{c}");
-        assert!(c.contains("total,8000,64000,0,1234567,,"), "{c}");
+        let mut r = report();
+        r.functions.push(crate::FunctionRow {
+            name: "f(int, double)".into(),
+            module: "/lib/libk.so".into(),
+            summary: r.summary.clone(),
+            time_s: Some(0.5),
+            ..Default::default()
+        });
+        let c = csv(&r);
+        assert_eq!(
+            c,
+            "kind,scope,precision,width_bits,lanes,op,masked,instructions,flop,bytes_read,bytes_written,time_s,gflops\n\
+             totals,total,,,,,,1234567,8000,64000,0,,\n\
+             mix,total,fp64,256,4,fma,false,1000,8000,,,,\n\
+             totals,\"function:f(int, double) [libk.so]\",,,,,,1234567,8000,64000,0,0.5,\n\
+             mix,\"function:f(int, double) [libk.so]\",fp64,256,4,fma,false,1000,8000,,,,\n"
+        );
     }
 }
