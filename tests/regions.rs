@@ -467,7 +467,7 @@ fn ssc_marks_as_sde_spells_them() {
                 .is_some_and(|w| w.contains("no SSC mark 0x273 ran"))
         });
         c.that(
-            &format!("{engine}: a mark that never ran is warned about"),
+            format!("{engine}: a mark that never ran is warned about"),
             warned,
         );
     }

@@ -237,9 +237,10 @@ mod tests {
     }
 
     fn flop(n: u64) -> Counts {
-        let mut c = Counts::default();
-        c.instructions = n;
-        c
+        Counts {
+            instructions: n,
+            ..Default::default()
+        }
     }
 
     /// main calls solve twice; solve calls kernel 10 times per call; kernel
@@ -277,19 +278,13 @@ mod tests {
     #[test]
     fn calls_through_a_plt_stub_reach_the_function() {
         let mut c = Calls::default();
-        c.local.insert(("a".into(), "main".into()), flop(1));
-        c.local.insert(("a".into(), "scale@plt".into()), flop(2));
-        c.local.insert(("lib".into(), "scale".into()), flop(30));
-        c.edges.insert(
-            (
-                ("a".into(), "main".into()),
-                ("a".into(), "scale@plt".into()),
-            ),
-            3,
-        );
-        c.entries.insert(("a".into(), "scale@plt".into()), 3);
-        c.entries.insert(("lib".into(), "scale".into()), 3);
+        c.local.insert(key("a", "main"), flop(1));
+        c.local.insert(key("a", "scale@plt"), flop(2));
+        c.local.insert(key("lib", "scale"), flop(30));
+        c.edges.insert((key("a", "main"), key("a", "scale@plt")), 3);
+        c.entries.insert(key("a", "scale@plt"), 3);
+        c.entries.insert(key("lib", "scale"), 3);
         let inc = c.inclusive(&HashMap::new());
-        assert_eq!(inc[&("a".into(), "main".into())].0.instructions, 1 + 2 + 30);
+        assert_eq!(inc[&key("a", "main")].0.instructions, 1 + 2 + 30);
     }
 }

@@ -97,7 +97,7 @@ pub fn attach_regions(report: &mut Report, counters: &Path) -> Vec<String> {
     let mut warnings = Vec::new();
     for region in &mut report.regions {
         let name = region.name.clone();
-        match Executed::read_banks(counters, &|open| open.iter().any(|r| *r == name)) {
+        match Executed::read_banks(counters, &|open| open.contains(&name)) {
             Ok(Some(ex)) => {
                 let mut rows = Report::new("", Vec::new());
                 Attribution::of(&ex).fill(&mut rows, None);

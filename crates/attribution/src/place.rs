@@ -108,7 +108,9 @@ impl<'a> Places<'a> {
             chain.push(function.clone());
         }
         let innermost = loc.frames.first();
-        let file = innermost.and_then(|f| f.file.as_deref()).map(|f| self.name(f));
+        let file = innermost
+            .and_then(|f| f.file.as_deref())
+            .map(|f| self.name(f));
         Place {
             module,
             function,

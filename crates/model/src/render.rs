@@ -286,7 +286,12 @@ pub fn csv(r: &Report) -> String {
     };
     totals("total", &r.summary, r.native_time_s, r.gflops);
     for reg in &r.regions {
-        totals(&format!("region:{}", reg.name), &reg.summary, reg.native_time_s, reg.gflops);
+        totals(
+            &format!("region:{}", reg.name),
+            &reg.summary,
+            reg.native_time_s,
+            reg.gflops,
+        );
     }
     for t in &r.threads {
         totals(&format!("thread:{}", t.tid), &t.summary, None, None);
@@ -297,14 +302,24 @@ pub fn csv(r: &Report) -> String {
     }
     for f in &r.functions {
         let module = f.module.rsplit('/').next().unwrap_or(&f.module);
-        totals(&format!("function:{} [{module}]", f.name), &f.summary, f.time_s, f.gflops);
+        totals(
+            &format!("function:{} [{module}]", f.name),
+            &f.summary,
+            f.time_s,
+            f.gflops,
+        );
     }
     for l in &r.loops {
         let at = match (&l.file, l.line) {
             (Some(file), Some(n)) => format!("{}:{n}", file.rsplit('/').next().unwrap_or(file)),
             _ => l.header.clone(),
         };
-        totals(&format!("loop:{} {at}", l.function), &l.summary, l.time_s, l.gflops);
+        totals(
+            &format!("loop:{} {at}", l.function),
+            &l.summary,
+            l.time_s,
+            l.gflops,
+        );
     }
     out
 }

@@ -50,14 +50,13 @@ pub fn top_tables(r: &Report, top: usize) -> String {
     if !r.functions.is_empty() && top > 0 {
         let _ = writeln!(
             out,
-            "\nTop functions (of {}){:>w$} {:>7} {:>9} {:>8} {:>7} {}",
+            "\nTop functions (of {}){:>w$} {:>7} {:>9} {:>8} {:>7} time (samples)",
             r.functions.len(),
             "FLOP",
             "share",
             "GFLOP/s",
             "FLOP/B",
             "%peak",
-            "time (samples)",
             w = 44usize.saturating_sub(format!("{}", r.functions.len()).len()),
         );
         // Functions with FLOP; all of them by instructions when none has any.
@@ -83,11 +82,11 @@ pub fn top_tables(r: &Report, top: usize) -> String {
     }
     let mut loops: Vec<(usize, &crate::LoopRow)> = r.loops.iter().enumerate().collect();
     loops.retain(|(_, l)| l.summary.flop.total > 0);
-    loops.sort_by(|a, b| b.1.summary.flop.total.cmp(&a.1.summary.flop.total));
+    loops.sort_by_key(|(_, l)| std::cmp::Reverse(l.summary.flop.total));
     if !loops.is_empty() && top > 0 {
         let _ = writeln!(
             out,
-            "\nTop loops (with FLOP: {})                 {:>12} {:>9} {:>18} {:>7} {:>9} {:>8} {:>9} {}",
+            "\nTop loops (with FLOP: {})                 {:>12} {:>9} {:>18} {:>7} {:>9} {:>8} {:>9} time (samples)",
             loops.len(),
             "iterations",
             "trip",
@@ -96,7 +95,6 @@ pub fn top_tables(r: &Report, top: usize) -> String {
             "FLOP/it",
             "FLOP/B",
             "GFLOP/s",
-            "time (samples)"
         );
         for (i, l) in loops.into_iter().take(top) {
             let at = match (&l.file, l.line) {
