@@ -24,7 +24,10 @@ pub fn run(a: MarkersArgs) -> Result<i32> {
         "#include \"flopscope.h\"",
     );
     let likwid = flopscope_markers::LIKWID_LIBRARY
-        .replace("#include \"../include/flopscope.h\"", "#include \"flopscope.h\"")
+        .replace(
+            "#include \"../include/flopscope.h\"",
+            "#include \"flopscope.h\"",
+        )
         .replace("#include \"../include/likwid.h\"", "#include \"likwid.h\"");
     for (name, text) in [
         ("flopscope.h", flopscope_markers::C_HEADER),
