@@ -10,7 +10,14 @@ use std::process::Command;
 
 const N: u64 = 1000;
 
+/// Built once per test run: the tests run in parallel, and one must not run
+/// the program while another is still writing it.
 fn build_ranks() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT.get_or_init(compile_ranks).clone()
+}
+
+fn compile_ranks() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi");
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join("ranks");
