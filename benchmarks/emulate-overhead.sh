@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cost of counting under the emulate engine, side by side in one run:
-# native time, bare qemu-x86_64 (no plugin), and `flopscope count --no-native`
+# native time, bare qemu-x86_64 (no plugin), and `flopscope count --engine emulate --no-native`
 # (QEMU + the counting plugin), on the AVX2 matrix product at n = 512 and 1024.
 # Target: flopscope's counting costs at most 15% over bare QEMU.
 #
@@ -34,7 +34,7 @@ out=benchmarks/results/emulate-overhead-$(date +%Y%m%d-%H%M%S).txt
     for _ in $(seq "$reps"); do
       nat+=("$(t "$bin/matmul" "$n")")
       bare+=("$(t "$qemu" -cpu max "$bin/matmul" "$n")")
-      cnt+=("$(t "$fs" count --no-native -o /dev/null -- "$bin/matmul" "$n")")
+      cnt+=("$(t "$fs" count --engine emulate --no-native -o /dev/null -- "$bin/matmul" "$n")")
     done
     nat=$(printf '%s\n' "${nat[@]}" | stats); bare=$(printf '%s\n' "${bare[@]}" | stats)
     cnt=$(printf '%s\n' "${cnt[@]}" | stats)

@@ -14,7 +14,7 @@ fs=target/release/flopscope
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 gcc -O2 -mavx2 -mfma -o "$work/triad" examples/triad.c
-"$fs" count --no-native -o "$work/base.json" -- "$work/triad" 1000 2 >/dev/null 2>&1
+"$fs" count --engine emulate --no-native -o "$work/base.json" -- "$work/triad" 1000 2 >/dev/null 2>&1
 mkdir "$work/ranks"
 python3 - "$work/base.json" "$work/ranks" "$count" <<'PY'
 import json, sys

@@ -127,14 +127,16 @@ fn counted(engine: &str, exe: &Path, args: &[u64]) -> Value {
     count_ok_with(engine, exe, &args, &[]).0
 }
 
-/// `flopscope count --format json -o FILE -- exe args`, with the native
-/// timed run: the report (which must be of a complete run, exit 0) and
-/// flopscope's standard output (the program's, both runs).
+/// `flopscope count --runs 1 --show-output --format json -o FILE -- exe
+/// args`: the counted run and one timed run; the report (which must be of a
+/// complete run, exit 0) and flopscope's standard output (the program's,
+/// both runs).
 fn count_timed(exe: &Path, args: &[u64], engine: &str) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
     let out = Command::new(FLOPSCOPE)
-        .args(["count", "--engine", engine, "--format", "json", "-o"])
+        .args(["count", "--engine", engine, "--runs", "1", "--show-output"])
+        .args(["--format", "json", "-o"])
         .arg(&json)
         .arg("--")
         .arg(exe)

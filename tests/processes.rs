@@ -1,8 +1,11 @@
 //! Child processes under the emulate and native engines: forked children
 //! and programs started with exec (a shell script running kernels) are
-//! counted, each exactly, and the job's totals include them.
+//! counted, each exactly, and the job's totals include them; each process
+//! is listed once (a fork then exec is one) with its command and exit status,
+//! the job's regions gather the children's, and `report --diff` writes JSON
+//! and CSV.
 
-use crate::support::{build, count_ok_with, kernel_dir, Report};
+use crate::support::{build, count_ok_with, count_with, kernel_dir, Report};
 
 const ENGINES: [&str; 2] = ["emulate", "native"];
 
@@ -77,4 +80,296 @@ fn no_follow(engine: &str) {
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["flop"]["total"], 0);
+}
+
+/// `crates/markers/include`, for programs that mark regions.
+fn markers_include() -> String {
+    format!(
+        "-I{}",
+        kernel_dir().join("../../crates/markers/include").display()
+    )
+}
+
+/// The launcher's programs: scale.c, marked_scale.c and segv.c.
+fn launcher_programs() -> [std::path::PathBuf; 3] {
+    let include = markers_include();
+    [
+        build("processes/scale.c", &["-O2"]),
+        build("processes/marked_scale.c", &["-O2", &include]),
+        build("segv.c", &["-O2", "-mavx2", "-mfma"]),
+    ]
+}
+
+/// `flopscope count` of launch.sh: scale N1, marked_scale N2 exiting with
+/// 5, segv N3, the script exiting with 7.
+fn count_launcher(engine: &str, n1: u64, n2: u64, n3: u64) -> (crate::support::Run, Vec<String>) {
+    let [scale, marked, segv] = launcher_programs();
+    let script = kernel_dir().join("processes/launch.sh");
+    let args: Vec<String> = vec![
+        scale.display().to_string(),
+        n1.to_string(),
+        marked.display().to_string(),
+        n2.to_string(),
+        "5".into(),
+        segv.display().to_string(),
+        n3.to_string(),
+        "7".into(),
+    ];
+    let run = count_with(engine, &script, &args, &[]);
+    let mut argv = vec![script.display().to_string()];
+    argv.extend(args);
+    (run, argv)
+}
+
+#[test]
+fn a_launcher_script_lists_its_programs_with_commands_exit_statuses_and_regions() {
+    let (n1, n2, n3) = (1000, 3000, 100);
+    for engine in ENGINES {
+        let (run, argv) = count_launcher(engine, n1, n2, n3);
+        // flopscope exits with the script's own code.
+        assert_eq!(run.code, 7, "{engine}: {}", run.stderr);
+        let r = run.report.expect("a report");
+        let v = &r.0;
+        let [scale, marked, segv] = launcher_programs();
+        assert_eq!(v["exit_status"], 7, "{engine}");
+        assert_eq!(v["command"], serde_json::json!(argv), "{engine}");
+        // The job: N1 + N2 multiplies, 8 N3 FMA FLOP; the shell does none.
+        assert_eq!(
+            r.flop("total"),
+            n1 + n2 + 8 * n3,
+            "{engine}: {}",
+            r.summary()
+        );
+        let procs = v["processes"].as_array().unwrap();
+        let got: Vec<(serde_json::Value, serde_json::Value, u64)> = procs
+            .iter()
+            .map(|p| {
+                (
+                    p["command"].clone(),
+                    p["exit_status"].clone(),
+                    p["flop"]["total"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let s = |p: &std::path::Path| p.display().to_string();
+        assert_eq!(
+            got,
+            vec![
+                (serde_json::json!([s(&scale), n1.to_string()]), 0.into(), n1),
+                (
+                    serde_json::json!([s(&marked), n2.to_string(), "5"]),
+                    5.into(),
+                    n2
+                ),
+                (
+                    serde_json::json!([s(&segv), n3.to_string()]),
+                    "signal:SIGSEGV".into(),
+                    8 * n3
+                ),
+            ],
+            "{engine}: one entry per process (a fork then exec is one)"
+        );
+        let mut pids: Vec<u64> = procs.iter().map(|p| p["pid"].as_u64().unwrap()).collect();
+        pids.push(v["pid"].as_u64().unwrap());
+        pids.sort_unstable();
+        pids.dedup();
+        assert_eq!(pids.len(), 4, "{engine}: four processes, four pids");
+        assert!(procs.iter().all(|p| p.get("fork_of").is_none()), "{engine}");
+        // The job's regions: the child's "scale", N2 FLOP in 1 entry.
+        let regions = v["regions"].as_array().unwrap();
+        assert_eq!(regions.len(), 1, "{engine}: {regions:?}");
+        assert_eq!(regions[0]["name"], "scale");
+        assert_eq!(regions[0]["entries"], 1);
+        assert_eq!(regions[0]["flop"]["total"], n2, "{engine}");
+        assert_eq!(v["unmarked"]["flop"]["total"], n1 + 8 * n3, "{engine}");
+        // The table: the regions table and one row per process.
+        let table = report_table(v);
+        let marked_pid = procs[1]["pid"].as_u64().unwrap();
+        let region_row = table
+            .lines()
+            .find(|l| l.trim_start().starts_with("scale "))
+            .unwrap_or_else(|| panic!("{engine}: no region row in\n{table}"));
+        assert!(region_row.contains("3,000"), "{region_row}");
+        assert!(
+            region_row.ends_with(&format!("(process {marked_pid})")),
+            "{region_row}"
+        );
+        let rows: Vec<&str> = table
+            .lines()
+            .skip_while(|l| !l.starts_with("Processes"))
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .collect();
+        assert_eq!(rows.len(), 4, "{engine}:\n{table}");
+        assert!(
+            rows[0].contains("exit 7") && rows[0].contains("launch.sh"),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[2].contains("exit 5") && rows[2].contains(" 3,000 "),
+            "{}",
+            rows[2]
+        );
+        assert!(
+            rows[3].contains("killed by SIGSEGV") && rows[3].contains(" 800 "),
+            "{}",
+            rows[3]
+        );
+        assert!(!table.contains("Child process"), "{table}");
+    }
+}
+
+/// `flopscope report` of a JSON report: the table.
+fn report_table(report: &serde_json::Value) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    std::fs::write(&json, report.to_string()).unwrap();
+    let out = std::process::Command::new(crate::support::FLOPSCOPE)
+        .arg("report")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn a_fork_that_does_not_exec_is_a_fork_of_its_parent() {
+    let exe = build("processes/forker.c", &["-O2"]);
+    for engine in ENGINES {
+        let r = count_ok_with(engine, &exe, &["300", "700"], &[]);
+        let v = &r.0;
+        let procs = v["processes"].as_array().unwrap();
+        assert_eq!(procs.len(), 1, "{engine}");
+        let child = &procs[0];
+        assert_eq!(child["fork_of"], v["pid"], "{engine}");
+        assert_ne!(child["pid"], v["pid"], "{engine}");
+        assert_eq!(child["command"], v["command"], "{engine}");
+        assert_eq!(child["exit_status"], 0, "{engine}");
+        assert_eq!(child["flop"]["total"], 700, "{engine}");
+        let table = report_table(v);
+        let parent = v["pid"].as_u64().unwrap();
+        let row = table
+            .lines()
+            .find(|l| l.contains("fork of"))
+            .unwrap_or_else(|| panic!("{engine}:\n{table}"));
+        assert!(
+            row.contains(&format!("fork of {} 300 700 (pid {parent})", exe.display())),
+            "{row}"
+        );
+        assert!(row.contains(" 700 "), "{row}");
+    }
+}
+
+/// Splits one CSV line into its fields (quoted fields may hold commas).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    fields
+}
+
+#[test]
+fn report_diff_writes_json_and_one_csv_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for (i, n1) in [1000u64, 2000].into_iter().enumerate() {
+        let (run, _) = count_launcher("native", n1, 3000, 100);
+        assert_eq!(run.code, 7, "{}", run.stderr);
+        let p = dir.path().join(format!("{i}.json"));
+        std::fs::write(&p, run.report.unwrap().0.to_string()).unwrap();
+        paths.push(p);
+    }
+    let diff = |format: &str| {
+        let out = std::process::Command::new(crate::support::FLOPSCOPE)
+            .args(["report", "--format", format, "--diff"])
+            .args(&paths)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // JSON: the counts with both values, the change and the ratio.
+    let v: serde_json::Value = serde_json::from_str(&diff("json")).expect("the diff is JSON");
+    assert_eq!(v["schema"], "flopscope.diff/1");
+    let count = |scope: &str, name: &str, q: &str| {
+        v["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["scope"] == scope && c["name"] == name && c["quantity"] == q)
+            .unwrap_or_else(|| panic!("no {scope} {name} {q} in {v}"))
+            .clone()
+    };
+    let total = count("program", "", "FLOP");
+    assert_eq!(
+        (total["a"].as_u64(), total["b"].as_u64()),
+        (Some(4800), Some(5800))
+    );
+    assert_eq!(total["delta"], 1000);
+    assert_eq!(total["ratio"].as_f64(), Some(5800.0 / 4800.0));
+    let region = count("region", "scale", "FLOP");
+    assert_eq!(
+        (region["a"].as_u64(), region["b"].as_u64()),
+        (Some(3000), Some(3000))
+    );
+    assert_eq!(region["ratio"].as_f64(), Some(1.0));
+    assert_eq!(count("unmarked", "", "FLOP fp64 256-bit")["a"], 800);
+    // The function that scaled N1 elements: 1000 FLOP in A, 2000 in B.
+    let f = v["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["a"]["flop"] == 1000)
+        .unwrap_or_else(|| panic!("no function with 1000 FLOP in A: {v}"));
+    assert!(f["name"].as_str().unwrap().starts_with("scale ["), "{f}");
+    assert_eq!(
+        (f["b"]["flop"].as_u64(), f["flop_delta"].as_i64()),
+        (Some(2000), Some(1000))
+    );
+    assert_eq!(f["flop_ratio"].as_f64(), Some(2.0));
+    assert_eq!(f["presence"], "both");
+    assert!(v["loops"].as_array().is_some() && v["rates"].as_array().is_some());
+    // CSV: one table, one header, every row as wide as it.
+    let csv = diff("csv");
+    let rows: Vec<Vec<String>> = csv.lines().map(csv_fields).collect();
+    assert_eq!(rows[0], ["scope", "name", "metric", "a", "b", "ratio"]);
+    assert_eq!(rows.iter().filter(|r| r[0] == "scope").count(), 1);
+    assert!(rows.iter().all(|r| r.len() == 6), "{csv}");
+    assert!(!csv.lines().any(str::is_empty), "no blank line: one table");
+    let find = |scope: &str, name: &str, metric: &str| {
+        rows.iter()
+            .find(|r| r[0] == scope && r[1] == name && r[2] == metric)
+            .unwrap_or_else(|| panic!("no {scope},{name},{metric} in\n{csv}"))
+    };
+    assert_eq!(find("program", "", "FLOP")[3..5], ["4800", "5800"]);
+    assert_eq!(find("region", "scale", "FLOP")[3..], ["3000", "3000", "1"]);
+    let fname = f["name"].as_str().unwrap();
+    assert_eq!(find("function", fname, "FLOP")[3..], ["1000", "2000", "2"]);
+    for scope in ["program", "region", "unmarked", "function", "loop"] {
+        assert!(
+            rows.iter().any(|r| r[0] == scope),
+            "no {scope} rows in\n{csv}"
+        );
+    }
 }

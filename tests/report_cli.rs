@@ -116,3 +116,73 @@ fn roofline_writes_svg_png_and_html() {
         }
     }
 }
+
+#[test]
+fn reports_of_different_programs_are_never_summed() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = counted(dir.path(), "sse.json", 1000);
+    let exe = support::build("triad.c", support::SSE2);
+    let b = dir.path().join("triad.json");
+    let s = Command::new(FLOPSCOPE)
+        .args(["count", "-o"])
+        .arg(&b)
+        .arg("--")
+        .arg(exe)
+        .args(["1000", "5"])
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let refused = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new(FLOPSCOPE).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("not parts of one job") && err.contains("--allow-different"),
+            "{err}"
+        );
+    };
+    refused(&["report".as_ref(), a.as_os_str(), b.as_os_str()]);
+    let html = dir.path().join("both.html");
+    refused(&[
+        "roofline".as_ref(),
+        a.as_os_str(),
+        b.as_os_str(),
+        "-o".as_ref(),
+        html.as_os_str(),
+    ]);
+    // Shown one by one, each with its own counts.
+    let (ra, rb) = (Report::load(&a).unwrap(), Report::load(&b).unwrap());
+    let json = flopscope(&[
+        "report".as_ref(),
+        a.as_os_str(),
+        b.as_os_str(),
+        "--allow-different".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    let both: Vec<Report> = serde_json::from_str(&json).unwrap();
+    assert_eq!(both.len(), 2);
+    assert_eq!(both[0].summary.flop.total, ra.summary.flop.total);
+    assert_eq!(both[1].summary.flop.total, rb.summary.flop.total);
+    let table = flopscope(&[
+        "report".as_ref(),
+        a.as_os_str(),
+        b.as_os_str(),
+        "--allow-different".as_ref(),
+    ]);
+    assert!(
+        table.contains("== sse.json ==") && table.contains("== triad.json =="),
+        "{table}"
+    );
+    assert!(!table.contains("Load imbalance"), "{table}");
+    // The chart draws each as its own series.
+    flopscope(&[
+        "roofline".as_ref(),
+        a.as_os_str(),
+        b.as_os_str(),
+        "--allow-different".as_ref(),
+        "-o".as_ref(),
+        html.as_os_str(),
+    ]);
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
+}

@@ -33,3 +33,7 @@ mod workflow;
 mod presentation;
 // LIKWID's marker functions (-llikwid): flopscope's liblikwid, and LIKWID-built programs taken over, exactly under both engines.
 mod likwid_api;
+// Running once: the engine chosen, stdin and side effects once, the time's run named; --runs for more.
+mod run_once;
+// The machine travels with the report: stable peak, saved profile by identity, roofs of the machine that ran it.
+mod machine_record;

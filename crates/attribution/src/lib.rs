@@ -38,12 +38,12 @@ pub use flopscope_counter_file::profile::OFF_ENV;
 pub use rows::Attribution;
 pub use time::{ProcessSamples, Samples};
 
-use flopscope_counter_file::read::{child_files, CounterFile};
+use flopscope_counter_file::report::process_paths;
 use flopscope_model::Report;
 use std::path::Path;
 
 /// Fills `report`'s `functions`, `loops` and `lines` (and those of its
-/// child processes, in the order `report_of_run` listed them) from the
+/// child processes, grouped and ordered as `report_of_run` lists them) from the
 /// files the engine left beside counter file `counters`. The top level's
 /// rows cover the whole job, like its totals, and get time from `samples`
 /// (of the run that measured the time) where given. Returns warnings (data
@@ -69,20 +69,27 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
             }
         }
     };
-    // The main process's rows are the job's when it has no children (filled
-    // once, below).
-    if let Some(a) = one(counters, &mut warnings) {
-        job.merge(a);
-    }
-    let children = child_files(counters).into_iter().filter(|p| {
-        CounterFile::open(p)
-            .and_then(|c| c.read().map_err(std::io::Error::other))
-            .is_ok()
-    });
-    for (path, child) in children.zip(report.processes.iter_mut()) {
+    // One process may have left several files (a fork's, then the
+    // program's it exec'd): grouped as `report_of_run` lists processes, the
+    // main process first. Its rows are the job's when it has no children
+    // (filled once, below).
+    let processes = process_paths(counters);
+    let mut processes = processes.into_iter();
+    for path in processes.next().into_iter().flatten() {
         if let Some(a) = one(&path, &mut warnings) {
-            a.fill(child, None);
             job.merge(a);
+        }
+    }
+    for (paths, child) in processes.zip(report.processes.iter_mut()) {
+        let mut own: Option<Attribution> = None;
+        for path in paths {
+            if let Some(a) = one(&path, &mut warnings) {
+                own.get_or_insert_with(Attribution::default).merge(a);
+            }
+        }
+        if let Some(own) = own {
+            own.fill(child, None);
+            job.merge(own);
         }
     }
     job.fill(report, samples);

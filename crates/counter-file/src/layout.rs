@@ -5,7 +5,8 @@
 //! kill), and the CLI can read progress while the program runs.
 //!
 //! ```text
-//! 0        header (magic, sizes, used slots/banks, status words, texts)
+//! 0        header (magic, sizes, used slots/banks, status words, texts,
+//!          the process's command line, children's wait statuses)
 //! 4096     slot table: what each counter slot counts (16 bytes a slot)
 //! 12288    bank table: the vCPU and region state of each bank (16 bytes)
 //! 45056    region table: region names (64 bytes each, NUL-terminated)
@@ -21,7 +22,10 @@ use flopscope_model::{FlopOp, OpClass, Precision};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const MAGIC: u64 = u64::from_le_bytes(*b"FLOPSCP1");
-pub const LAYOUT_VERSION: u64 = 2;
+/// 3: the process's command line, how it ended, its parent (forked
+/// children), when its file started, and the wait statuses of the children
+/// it reaped (header words 15..=18, [`COMMAND_TEXT`], [`REAPED_TABLE`]).
+pub const LAYOUT_VERSION: u64 = 3;
 pub const MAX_SLOTS: usize = 512;
 pub const MAX_BANKS: usize = 2048;
 
@@ -71,6 +75,17 @@ pub mod word {
     /// 1 when attribution data was lost (counter numbers ran out, the code
     /// table could not be written): functions and lines are then partial.
     pub const PROFILE_LOST: usize = 14;
+    /// How the process ended: a [`super::ProcessEnd`] encoded (0: not seen).
+    pub const END: usize = 15;
+    /// A forked child's file: the pid of the process it was forked from
+    /// (0 for the first process and for programs started with exec).
+    pub const PARENT_PID: usize = 16;
+    /// CLOCK_REALTIME (ns) when the file was formatted: orders the files of
+    /// one pid (a fork, then the programs it exec'd).
+    pub const STARTED_NS: usize = 17;
+    /// Entries of [`super::REAPED_TABLE`] claimed (may exceed its size: the
+    /// rest were not recorded).
+    pub const REAPED_USED: usize = 18;
 }
 /// Byte offset of the text describing the unsupported instruction (NUL-terminated).
 pub const UNSUPPORTED_TEXT: usize = 512;
@@ -81,6 +96,94 @@ pub const MISMATCH_TEXT: usize = UNSUPPORTED_TEXT + TEXT_BYTES;
 /// kind 3 needs (NUL-terminated, iced-x86's spelling: `AVX512F`).
 pub const FEATURE_TEXT: usize = MISMATCH_TEXT + TEXT_BYTES;
 pub const FEATURE_TEXT_BYTES: usize = 32;
+/// Byte offset of the process's command line: its arguments, each ended by
+/// a NUL, cut at [`COMMAND_BYTES`] - 1 bytes (then ending in `...`).
+pub const COMMAND_TEXT: usize = 1152;
+pub const COMMAND_BYTES: usize = 1024;
+/// Byte offset of the wait statuses of children the process reaped (what
+/// `wait4` told it; emulate engine): 16 bytes each, the child's pid then its
+/// wait status (as `waitpid` gives it), both u64; pid 0: not written yet.
+pub const REAPED_TABLE: usize = COMMAND_TEXT + COMMAND_BYTES;
+pub const MAX_REAPED: usize = (SLOT_TABLE - REAPED_TABLE) / 16;
+
+/// How a process ended, as its engine saw it (header word [`word::END`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ProcessEnd {
+    #[default]
+    /// Not seen: still running, or ended in a way its engine could not see
+    /// (SIGKILL, a signal the native runtime does not catch).
+    NotSeen,
+    /// `exit_group` (or `exit` of the last thread) with this code.
+    Exited(i32),
+    /// Killed by this signal.
+    Signal(i32),
+    /// Ended by a signal whose number the engine cannot tell (QEMU ends an
+    /// emulated process killed by a signal without telling its plugins
+    /// which: the parent's wait status, when recorded, names it).
+    SignalUnknown,
+    /// Replaced its program with `execve`: the process goes on in the file
+    /// of the program it started (if that one was counted).
+    Exec,
+}
+
+impl ProcessEnd {
+    pub fn encode(self) -> u64 {
+        match self {
+            ProcessEnd::NotSeen => 0,
+            ProcessEnd::Exited(c) => 1 << 32 | u64::from(c as u8),
+            ProcessEnd::Signal(s) => 2 << 32 | u64::from(s as u32),
+            ProcessEnd::SignalUnknown => 3 << 32,
+            ProcessEnd::Exec => 4 << 32,
+        }
+    }
+
+    pub fn decode(w: u64) -> ProcessEnd {
+        let low = (w & 0xffff_ffff) as u32;
+        match w >> 32 {
+            1 => ProcessEnd::Exited(low as i32),
+            2 => ProcessEnd::Signal(low as i32),
+            3 => ProcessEnd::SignalUnknown,
+            4 => ProcessEnd::Exec,
+            _ => ProcessEnd::NotSeen,
+        }
+    }
+
+    /// How a process ended from a wait status (`waitpid`'s).
+    pub fn of_wait_status(status: u64) -> ProcessEnd {
+        let st = status as u32;
+        match st & 0x7f {
+            0 => ProcessEnd::Exited(((st >> 8) & 0xff) as i32),
+            0x7f => ProcessEnd::NotSeen, // stopped or continued, not ended
+            sig => ProcessEnd::Signal(sig as i32),
+        }
+    }
+}
+
+/// `args` (each ended by a NUL, as in /proc/self/cmdline) as the command
+/// text: cut at an argument's byte to fit, the cut marked `...`.
+pub fn command_text(args: &[u8]) -> [u8; COMMAND_BYTES] {
+    let mut b = [0u8; COMMAND_BYTES];
+    let room = COMMAND_BYTES - 1;
+    if args.len() <= room {
+        b[..args.len()].copy_from_slice(args);
+    } else {
+        b[..room].copy_from_slice(&args[..room]);
+        b[room - 4..room].copy_from_slice(b"...\0");
+    }
+    b
+}
+
+/// The command line [`command_text`] wrote, one string per argument.
+pub fn command_of(raw: &[u8]) -> Vec<String> {
+    // Empty arguments inside stay; the zeros after the last one do not.
+    let Some(last) = raw.iter().rposition(|b| *b != 0) else {
+        return Vec::new();
+    };
+    raw[..=last]
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
 
 /// Fixed slots: every file has them, so memory callbacks need no lookup.
 pub const SLOT_INSTRUCTIONS: u32 = 0;
@@ -337,6 +440,67 @@ pub fn load(a: &AtomicU64) -> u64 {
     a.load(Ordering::Acquire)
 }
 
+fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes ts.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Records the command line (`args` as [`command_text`] takes them).
+///
+/// # Safety
+/// Only the process owning the file may call it, from one thread at a time.
+pub unsafe fn write_command(view: &View, args: &[u8]) {
+    // SAFETY: per the contract.
+    unsafe { view.write_bytes(COMMAND_TEXT, &command_text(args)) };
+}
+
+/// Records how the process ended.
+pub fn record_end(view: &View, end: ProcessEnd) {
+    view.word(word::END).store(end.encode(), Ordering::Release);
+}
+
+/// Records a child's wait status (dropped when the table is full).
+pub fn record_reaped(view: &View, pid: u64, status: u64) {
+    let i = view.word(word::REAPED_USED).fetch_add(1, Ordering::AcqRel) as usize;
+    if i >= MAX_REAPED || pid == 0 {
+        return;
+    }
+    let at = REAPED_TABLE + i * 16;
+    // SAFETY: entry i belongs to this caller alone (fetch_add above), inside
+    // the header; both words are 8-aligned.
+    let (p, s) = unsafe {
+        (
+            &*(view.base.add(at) as *const AtomicU64),
+            &*(view.base.add(at + 8) as *const AtomicU64),
+        )
+    };
+    s.store(status, Ordering::Relaxed);
+    p.store(pid, Ordering::Release);
+}
+
+/// The children's wait statuses recorded, in the order they were reaped.
+pub fn reaped(view: &View) -> Vec<(u64, u64)> {
+    let n = (load(view.word(word::REAPED_USED)) as usize).min(MAX_REAPED);
+    (0..n)
+        .map(|i| {
+            let w = |o: usize| {
+                u64::from_le_bytes(
+                    view.bytes(REAPED_TABLE + i * 16 + o, 8)
+                        .try_into()
+                        .expect("8 bytes"),
+                )
+            };
+            (w(0), w(8))
+        })
+        .filter(|(pid, _)| *pid != 0)
+        .collect()
+}
+
 /// Writes a fresh header and the fixed slot kinds into a zeroed mapping.
 ///
 /// # Safety
@@ -350,6 +514,8 @@ pub unsafe fn format_new(view: &View, pid: u64) {
         unsafe { view.write_bytes(SLOT_TABLE + i * 16, &kind.encode()) };
     }
     view.word(word::PID).store(pid, Ordering::Relaxed);
+    view.word(word::STARTED_NS)
+        .store(realtime_ns(), Ordering::Relaxed);
     view.word(word::REGIONS_USED).store(1, Ordering::Relaxed);
     view.word(word::STATES_USED).store(1, Ordering::Relaxed);
     view.word(word::SLOTS_USED)
@@ -402,6 +568,34 @@ mod tests {
     }
 
     #[test]
+    fn process_ends_and_commands_round_trip() {
+        for e in [
+            ProcessEnd::NotSeen,
+            ProcessEnd::Exited(0),
+            ProcessEnd::Exited(255),
+            ProcessEnd::Signal(11),
+            ProcessEnd::SignalUnknown,
+            ProcessEnd::Exec,
+        ] {
+            assert_eq!(ProcessEnd::decode(e.encode()), e);
+        }
+        assert_eq!(ProcessEnd::of_wait_status(3 << 8), ProcessEnd::Exited(3));
+        assert_eq!(ProcessEnd::of_wait_status(9), ProcessEnd::Signal(9));
+        assert_eq!(
+            ProcessEnd::of_wait_status(0x80 | 11),
+            ProcessEnd::Signal(11)
+        );
+        assert_eq!(
+            command_of(&command_text(b"./scale\0\0n\0")),
+            vec!["./scale", "", "n"]
+        );
+        let long: Vec<u8> = [b"./x\0".as_slice(), &[b'a'; 2000], b"\0"].concat();
+        let cut = command_of(&command_text(&long));
+        assert_eq!(cut[0], "./x");
+        assert!(cut[1].ends_with("...") && cut[1].len() == COMMAND_BYTES - 5 - 1);
+    }
+
+    #[test]
     fn fixed_slots_match_their_constants() {
         let f = SlotKind::fixed();
         assert_eq!(f.len() as u32, FIXED_SLOTS);
@@ -420,6 +614,9 @@ mod tests {
     const _: () = {
         assert!(UNSUPPORTED_TEXT + TEXT_BYTES <= SLOT_TABLE);
         assert!(MISMATCH_TEXT + TEXT_BYTES <= SLOT_TABLE);
+        assert!(FEATURE_TEXT + FEATURE_TEXT_BYTES <= COMMAND_TEXT);
+        assert!(REAPED_TABLE + MAX_REAPED * 16 <= SLOT_TABLE);
+        assert!(REAPED_TABLE.is_multiple_of(8));
         assert!(STATE_TABLE + MAX_STATES * 16 <= BANKS);
         assert!(MAX_DEPTH * 2 == 16);
         assert!(BANKS.is_multiple_of(4096));

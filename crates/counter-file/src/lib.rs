@@ -5,7 +5,9 @@
 //!   counters per (thread, region state), region and state tables.
 //! - [`read`]: [`read::CounterFile`] maps a file and reads its counts.
 //! - [`report`]: counts turned into a `flopscope_model::Report`, with child
-//!   processes' files merged in.
+//!   processes' files merged in: one entry per process (a fork's file and
+//!   those of the programs it exec'd put together), with its command line
+//!   and how it ended (both recorded in each file's header, [`layout`]).
 //! - [`regions`]: region names and states as markers register them.
 //! - [`progress`]: waiting for the counted program, with a progress line.
 //! - [`profile`]: the executed code (blocks, their instructions' counts,

@@ -1,7 +1,7 @@
 //! Reading a counter file: live (progress) or after the run (the counts).
 
 use crate::layout::{
-    self, word, SlotKind, View, FILE_BYTES, MAX_BANKS, MAX_SLOTS, SLOT_INSTRUCTIONS,
+    self, word, ProcessEnd, SlotKind, View, FILE_BYTES, MAX_BANKS, MAX_SLOTS, SLOT_INSTRUCTIONS,
 };
 use flopscope_model::{Counts, FpKey, FpTally};
 use std::collections::BTreeMap;
@@ -49,6 +49,17 @@ pub struct FileCounts {
     /// Region ends that did not match, and the first one described.
     pub mismatches: u64,
     pub mismatch_text: String,
+    /// The process's command line, as its engine recorded it (empty when it
+    /// did not: a file of an older layout).
+    pub command: Vec<String>,
+    /// How the process ended, as its engine saw it.
+    pub end: ProcessEnd,
+    /// A forked child's: the pid it was forked from.
+    pub parent_pid: Option<u64>,
+    /// When the file was started (CLOCK_REALTIME ns).
+    pub started_ns: u64,
+    /// Children this process reaped, with how each ended (pid, end).
+    pub reaped: Vec<(u64, ProcessEnd)>,
 }
 
 /// An instruction the program reached that the engine cannot execute.
@@ -170,7 +181,9 @@ impl CounterFile {
                 let mut ids = v.state_stack(s as usize);
                 ids.sort_unstable();
                 ids.dedup();
-                ids.into_iter().map(|id| v.region_name(id as usize)).collect()
+                ids.into_iter()
+                    .map(|id| v.region_name(id as usize))
+                    .collect()
             })
             .collect()
     }
@@ -228,6 +241,14 @@ impl CounterFile {
         out.uncounted_state = layout::load(v.word(word::UNCOUNTED_STATE)) != 0;
         out.generated_code_pc =
             Some(layout::load(v.word(word::GENERATED_CODE_PC))).filter(|pc| *pc != 0);
+        out.command = layout::command_of(v.bytes(layout::COMMAND_TEXT, layout::COMMAND_BYTES));
+        out.end = ProcessEnd::decode(layout::load(v.word(word::END)));
+        out.parent_pid = Some(layout::load(v.word(word::PARENT_PID))).filter(|p| *p != 0);
+        out.started_ns = layout::load(v.word(word::STARTED_NS));
+        out.reaped = layout::reaped(&v)
+            .into_iter()
+            .map(|(pid, status)| (pid, ProcessEnd::of_wait_status(status)))
+            .collect();
         out.mismatches = layout::load(v.word(word::MISMATCHES));
         if out.mismatches > 0 {
             out.mismatch_text = v.text(layout::MISMATCH_TEXT);

@@ -15,6 +15,7 @@
 //!         ssc_marks: None,
 //!         ssc_once: false,
 //!         likwid_markers: None,
+//!         samples_dir: None,
 //!     },
 //! };
 //! let report = engine.count(&["./triad".to_string()]).unwrap();
@@ -32,8 +33,14 @@ use std::process::Command;
 
 /// The variable naming the counter file for the runtime.
 pub const OUT_ENV: &str = "FLOPSCOPE_NATIVE_OUT";
+/// The directory where the runtime writes `region-times.*` files (its
+/// `region_times::ENV`): each marked region's wall time in the counted run.
+pub const REGION_TIMES_ENV: &str = "FLOPSCOPE_NATIVE_REGION_TIMES";
 /// The SSC mark values, for the runtime (its `regions::SSC_ENV`).
 pub const SSC_ENV: &str = "FLOPSCOPE_NATIVE_SSC";
+/// The directory the runtime samples the counted run into (its
+/// `SAMPLES_ENV`); inherited by forked children and exec'd programs.
+pub const SAMPLES_ENV: &str = "FLOPSCOPE_NATIVE_SAMPLES";
 
 #[derive(Debug, thiserror::Error)]
 pub enum NativeError {
@@ -45,6 +52,8 @@ pub enum NativeError {
     Spawn(PathBuf, std::io::Error),
     #[error("cannot create the counter file {0}: {1}")]
     CounterFile(PathBuf, std::io::Error),
+    #[error("cannot create the sample directory {0}: {1}")]
+    SampleDir(PathBuf, std::io::Error),
     #[error("the native engine's runtime did not take the program over (it printed why above, if it loaded at all); the program ran uncounted. Check that {0} exists and that the program is a dynamically linked x86-64 executable")]
     NotAttached(PathBuf),
     #[error("reading the counts: {0}")]
@@ -71,6 +80,10 @@ pub struct NativeOptions {
     /// program that calls LIKWID's: preloaded after the runtime, they take
     /// the calls over and its LIKWID regions become flopscope's.
     pub likwid_markers: Option<PathBuf>,
+    /// Sample the program counter of the counted run on per-thread CPU-time
+    /// timers into this directory (the sampler's file format, read with
+    /// `flopscope_sampler::read_dir`): the time per function and loop.
+    pub samples_dir: Option<PathBuf>,
 }
 
 pub struct NativeEngine {
@@ -111,13 +124,19 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
     let counter_path = opts.work_dir.join("counters");
     let counters = CounterFile::create(&counter_path)
         .map_err(|e| NativeError::CounterFile(counter_path.clone(), e))?;
+    // Absolute: an exec'd program may start elsewhere.
+    let samples_dir = match &opts.samples_dir {
+        Some(d) => Some(
+            std::fs::create_dir_all(d)
+                .and_then(|()| d.canonicalize())
+                .map_err(|e| NativeError::SampleDir(d.clone(), e))?,
+        ),
+        None => None,
+    };
     // The runtime first, then the LIKWID markers, then the program's own.
-    let preload = std::iter::once(&opts.runtime)
-        .chain(&opts.likwid_markers)
-        .map(|p| p.display().to_string())
-        .chain(std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty()))
-        .collect::<Vec<_>>()
-        .join(":");
+    let preload =
+        program::preload_list([Some(opts.runtime.as_path()), opts.likwid_markers.as_deref()])
+            .unwrap_or_default();
     let started = std::time::Instant::now();
     let mut child = Command::new(&exe)
         .arg0(&argv[0])
@@ -126,7 +145,10 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         .env(OUT_ENV, &counter_path)
         // Tells the Rust markers (flopscope-markers) that this run is counted.
         .env("FLOPSCOPE_COUNTING", "1")
+        // Region wall times, taken by the runtime at the markers.
+        .env(REGION_TIMES_ENV, &opts.work_dir)
         .envs((!opts.follow_exec).then_some(("FLOPSCOPE_NATIVE_NO_FOLLOW", "1")))
+        .envs(samples_dir.as_ref().map(|d| (SAMPLES_ENV, d)))
         .envs(opts.ssc_marks.map(|(start, stop)| {
             let once = if opts.ssc_once { ",once" } else { "" };
             (SSC_ENV, format!("{start:#x},{stop:#x}{once}"))
@@ -192,7 +214,7 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
             .warnings
             .push(flopscope_engine_qemu::host::run::LIKWID_TAKEN_OVER.into());
     }
-    report.warnings.push(NOT_COUNTED.into());
+    report.notes.push(NOT_COUNTED.into());
     Ok(report)
 }
 

@@ -4,7 +4,8 @@
  * so that `flopscope count -- ./run.sh` also counts the programs the script
  * starts. Each relaunched program counts into a file of its own
  * (<FLOPSCOPE_OUT>.exec.<pid>.<ns>), which flopscope reports under
- * `processes`.
+ * `processes`, with its command line (the plugin's cmd= argument: the
+ * arguments as the kernel would give them, each ended by a NUL, in hex).
  *
  * The shim only rewrites the call: it allocates nothing that outlives it and
  * leaves every other program, and every failure, to the real call.
@@ -23,6 +24,9 @@
 
 #define MAX_ARGS 4096
 #define PATH_BYTES 4096
+/* The counter file's room for a command line (layout::COMMAND_BYTES). */
+#define COMMAND_BYTES 1024
+#define PLUGIN_ARG_BYTES (PATH_BYTES * 2 + 2 * COMMAND_BYTES + 64)
 
 static char qemu[PATH_BYTES], plugin[PATH_BYTES], out[PATH_BYTES], shim[PATH_BYTES];
 static int active;
@@ -70,6 +74,19 @@ static int kind_of(const char *path, char *interp, char *arg) {
     return 0;
 }
 
+/* Appends `arg` and its NUL to the command line being built, in hex. */
+static void add_command_arg(char *hex, size_t *used, const char *arg) {
+    static const char digits[] = "0123456789abcdef";
+    for (const unsigned char *p = (const unsigned char *)arg;; p++) {
+        if (*used >= COMMAND_BYTES) return;
+        hex[2 * *used] = digits[*p >> 4];
+        hex[2 * *used + 1] = digits[*p & 15];
+        hex[2 * *used + 2] = 0;
+        (*used)++;
+        if (!*p) return;
+    }
+}
+
 /* Builds qemu's argv and envp for running `path` as `argv`; 0 when the
  * program is not one to relaunch. */
 static int rewrite(const char *path, char *const argv[], char *const envp[], char **nargv, char **nenvp,
@@ -80,10 +97,23 @@ static int rewrite(const char *path, char *const argv[], char *const envp[], cha
     /* A script is relaunched when its interpreter is an x86-64 program. */
     if (kind == 2 && kind_of(interp, scratch1, scratch2) != 1) return 0;
     if (kind == 0) return 0;
+    /* The command line as the kernel gives it: a script's interpreter, its
+     * argument and the script first, then the arguments after argv[0]. */
+    static char cmd[2 * COMMAND_BYTES + 1];
+    size_t used = 0;
+    cmd[0] = 0;
+    if (kind == 2) {
+        add_command_arg(cmd, &used, interp);
+        if (iarg[0]) add_command_arg(cmd, &used, iarg);
+        add_command_arg(cmd, &used, path);
+    } else {
+        add_command_arg(cmd, &used, argv && argv[0] ? argv[0] : path);
+    }
+    for (int i = 1; argv && argv[0] && argv[i]; i++) add_command_arg(cmd, &used, argv[i]);
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
-    snprintf(plugin_arg, PATH_BYTES * 2, "%s,out=%s.exec.%d.%ld%09ld,create=1", plugin, out, (int)getpid(),
-             (long)t.tv_sec, (long)t.tv_nsec);
+    snprintf(plugin_arg, PLUGIN_ARG_BYTES, "%s,out=%s.exec.%d.%ld%09ld,create=1,cmd=%s", plugin, out, (int)getpid(),
+             (long)t.tv_sec, (long)t.tv_nsec, cmd);
     /* The program's own preloads stay, after the shim. */
     const char *theirs = NULL;
     for (char *const *e = envp; e && *e; e++)
@@ -117,7 +147,7 @@ static int rewrite(const char *path, char *const argv[], char *const envp[], cha
 
 int execve(const char *path, char *const argv[], char *const envp[]) {
     static char *nargv[MAX_ARGS], *nenvp[MAX_ARGS];
-    static char plugin_arg[PATH_BYTES * 2], preload[PATH_BYTES * 2];
+    static char plugin_arg[PLUGIN_ARG_BYTES], preload[PATH_BYTES * 2];
     if (rewrite(path, argv, envp, nargv, nenvp, plugin_arg, preload)) return real_execve()(qemu, nargv, nenvp);
     return real_execve()(path, argv, envp);
 }
@@ -190,7 +220,7 @@ int execle(const char *path, const char *arg, ...) {
 int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *at,
                 char *const argv[], char *const envp[]) {
     spawn_fn real = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawn");
-    char *nargv[MAX_ARGS], *nenvp[MAX_ARGS], plugin_arg[PATH_BYTES * 2], preload[PATH_BYTES * 2];
+    char *nargv[MAX_ARGS], *nenvp[MAX_ARGS], plugin_arg[PLUGIN_ARG_BYTES], preload[PATH_BYTES * 2];
     if (rewrite(path, argv, envp, nargv, nenvp, plugin_arg, preload)) return real(pid, qemu, fa, at, nargv, nenvp);
     return real(pid, path, fa, at, argv, envp);
 }

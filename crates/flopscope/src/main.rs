@@ -13,6 +13,7 @@ mod progress;
 mod regions;
 mod signals;
 mod stdout;
+mod timed;
 
 use clap::{Parser, Subcommand};
 

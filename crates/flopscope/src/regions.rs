@@ -1,6 +1,8 @@
-//! Region wall times from the native run: the markers append one line per
-//! region and process to the file named by FLOPSCOPE_REGION_TIMES:
-//! `pid \t entries \t max-thread-ns \t sum-ns \t name`.
+//! Region wall times. In an uninstrumented run the markers append one line
+//! per region and process to the file named by FLOPSCOPE_REGION_TIMES; in a
+//! counted run under the native engine its runtime writes one
+//! `region-times.<pid>.<t>` file per process image into the work directory.
+//! One line format: `pid \t entries \t max-thread-ns \t sum-ns \t name`.
 
 use anyhow::{Context, Result};
 use flopscope_model::Report;
@@ -32,6 +34,23 @@ pub fn read_times(path: &Path) -> Result<RegionTimes> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(RegionTimes::new()),
         Err(e) => Err(e).with_context(|| format!("reading region times from {}", path.display())),
     }
+}
+
+/// The times the native engine's runtime wrote into `dir`, every process
+/// image's.
+pub fn read_times_in(dir: &Path) -> Result<RegionTimes> {
+    let mut text = String::new();
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("reading the region times in {}", dir.display()))?;
+    for e in entries {
+        let e = e.with_context(|| format!("reading the region times in {}", dir.display()))?;
+        if e.file_name().to_string_lossy().starts_with("region-times.") {
+            let path = e.path();
+            text += &std::fs::read_to_string(&path)
+                .with_context(|| format!("reading region times from {}", path.display()))?;
+        }
+    }
+    Ok(parse_times(&text))
 }
 
 /// Gives each counted region its native time, when the native run recorded it.

@@ -41,3 +41,11 @@ pub fn received() -> Option<String> {
         s => Some(flopscope_model::status::signal_name(s)),
     }
 }
+
+/// The signal received so far, by number, if any.
+pub fn received_number() -> Option<i32> {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}

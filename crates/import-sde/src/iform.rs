@@ -6,11 +6,13 @@
 //! - XED iclass names of the default opcode histogram: `VFMADD231PD`;
 //! - the disassembly of the dynamic mask profile: `vfmadd231pd zmm0{k1}, zmm1, zmm2`.
 //!
-//! Only FMA forms are decoded: they are the one place where SDE's
-//! `*elements_fp_*` counters (one per instruction) fall short of the FLOP
-//! (two per lane), per Intel's "Calculating FLOP using Intel SDE" (shared/seeds/000).
+//! FMA forms are the one place where SDE's `*elements_fp_*` counters (one
+//! per instruction) fall short of the FLOP (two per lane), per Intel's
+//! "Calculating FLOP using Intel SDE" (shared/seeds/000). The other
+//! arithmetic forms ([`arithmetic_mnemonic`]) only say which operation the
+//! counted elements were, for `flop_by_op`.
 
-use flopscope_model::Precision;
+use flopscope_model::{OpClass, Precision};
 
 /// How an FMA form was encoded, as far as its name tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -92,6 +94,95 @@ pub fn fma_mnemonic(mnemonic: &str) -> Option<(Precision, bool)> {
     }
 }
 
+/// Decodes a non-FMA arithmetic mnemonic (any case, VEX `V` prefix or not):
+/// add, sub, mul, div, sqrt, min/max, the reciprocal approximations,
+/// horizontal add/sub, addsub and dot products, each in its PS/PD/SS/SD/PH/SH
+/// forms. Compares, logic, moves, conversions and integer SIMD are `None`:
+/// whatever of them SDE counts among its elements (it counts COMISS, for
+/// one) is booked as `other`.
+pub fn arithmetic_mnemonic(mnemonic: &str) -> Option<(OpClass, Precision, bool)> {
+    let m = mnemonic.to_ascii_uppercase();
+    let rest = m.strip_prefix('V').unwrap_or(&m);
+    // Longest first: ADDSUBPD is not ADD + "SUBPD", RSQRT14PS not RSQRT + "14PS".
+    const OPS: [(&str, OpClass); 18] = [
+        ("ADDSUB", OpClass::AddSub),
+        ("RSQRT14", OpClass::Rcp),
+        ("RSQRT28", OpClass::Rcp),
+        ("RCP14", OpClass::Rcp),
+        ("RCP28", OpClass::Rcp),
+        ("RSQRT", OpClass::Rcp),
+        ("HADD", OpClass::HAdd),
+        ("HSUB", OpClass::HSub),
+        ("SQRT", OpClass::Sqrt),
+        ("RCP", OpClass::Rcp),
+        ("ADD", OpClass::Add),
+        ("SUB", OpClass::Sub),
+        ("MUL", OpClass::Mul),
+        ("DIV", OpClass::Div),
+        ("MIN", OpClass::MinMax),
+        ("MAX", OpClass::MinMax),
+        ("DP", OpClass::Dot),
+        ("", OpClass::Other),
+    ];
+    let (op, suffix) = OPS[..OPS.len() - 1]
+        .iter()
+        .find_map(|(p, op)| rest.strip_prefix(p).map(|s| (*op, s)))?;
+    let (precision, scalar) = match suffix {
+        "PD" => (Precision::Fp64, false),
+        "PS" => (Precision::Fp32, false),
+        "PH" => (Precision::Fp16, false),
+        "SD" => (Precision::Fp64, true),
+        "SS" => (Precision::Fp32, true),
+        "SH" => (Precision::Fp16, true),
+        _ => return None,
+    };
+    // There are no scalar horizontal, addsub or dot forms.
+    let packed_only = matches!(
+        op,
+        OpClass::HAdd | OpClass::HSub | OpClass::AddSub | OpClass::Dot
+    );
+    (!(scalar && packed_only)).then_some((op, precision, scalar))
+}
+
+/// Decodes a histogram row name (iform or iclass) of any FP arithmetic form:
+/// the FMA forms ([`fma_histogram_name`], op `Fma`) and those of
+/// [`arithmetic_mnemonic`]. The shape is read as for FMA forms.
+pub fn fp_histogram_name(name: &str) -> Option<(OpClass, FmaForm)> {
+    if let Some(f) = fma_histogram_name(name) {
+        return Some((OpClass::Fma, f));
+    }
+    let (iclass, operands) = match name.split_once('_') {
+        Some((c, ops)) => (c, Some(ops)),
+        None => (name, None),
+    };
+    let (op, precision, scalar) = arithmetic_mnemonic(iclass)?;
+    Some((op, shape(precision, scalar, operands)))
+}
+
+/// The shape of a form from its iform operands (`None`: an iclass name).
+fn shape(precision: Precision, scalar: bool, operands: Option<&str>) -> FmaForm {
+    let Some(operands) = operands else {
+        return FmaForm {
+            precision,
+            scalar,
+            vector_bits: None,
+            encoding: Encoding::Unknown,
+        };
+    };
+    let tokens: Vec<&str> = operands.split('_').collect();
+    // XED names the destination first: its register class is the vector width.
+    let vector_bits = tokens.first().and_then(|t| register_bits(t));
+    let evex = tokens.iter().any(|t| t.starts_with("MASK"))
+        || tokens.last().is_some_and(|t| t.starts_with("AVX512"));
+    let encoding = if evex { Encoding::Evex } else { Encoding::Vex };
+    FmaForm {
+        precision,
+        scalar,
+        vector_bits,
+        encoding,
+    }
+}
+
 fn register_bits(operand: &str) -> Option<u32> {
     let o = operand.to_ascii_uppercase();
     if o.starts_with("XMM") {
@@ -126,26 +217,7 @@ pub fn fma_histogram_name(name: &str) -> Option<FmaForm> {
         None => (name, None),
     };
     let (precision, scalar) = fma_mnemonic(iclass)?;
-    let Some(operands) = operands else {
-        return Some(FmaForm {
-            precision,
-            scalar,
-            vector_bits: None,
-            encoding: Encoding::Unknown,
-        });
-    };
-    let tokens: Vec<&str> = operands.split('_').collect();
-    // XED names the destination first: its register class is the vector width.
-    let vector_bits = tokens.first().and_then(|t| register_bits(t));
-    let evex = tokens.iter().any(|t| t.starts_with("MASK"))
-        || tokens.last().is_some_and(|t| t.starts_with("AVX512"));
-    let encoding = if evex { Encoding::Evex } else { Encoding::Vex };
-    Some(FmaForm {
-        precision,
-        scalar,
-        vector_bits,
-        encoding,
-    })
+    Some(shape(precision, scalar, operands))
 }
 
 /// An FMA instruction as the dynamic mask profile disassembles it.
@@ -351,6 +423,51 @@ mod tests {
         let f = fma_histogram_name("VFMADD231SS").unwrap();
         assert_eq!(f.lanes(), Some(1));
         assert_eq!(fma_histogram_name("VADDPD_YMMqq_YMMqq_YMMqq"), None);
+    }
+
+    #[test]
+    fn arithmetic_forms_give_their_operation() {
+        let (op, f) = fp_histogram_name("VADDPD_YMMqq_YMMqq_YMMqq").unwrap();
+        assert_eq!(
+            (op, f.precision, f.lanes()),
+            (OpClass::Add, Precision::Fp64, Some(4))
+        );
+        let (op, f) = fp_histogram_name("ADDSUBPS_XMMps_XMMps").unwrap();
+        assert_eq!((op, f.lanes()), (OpClass::AddSub, Some(4)));
+        let (op, f) = fp_histogram_name("VRSQRT14PS_ZMMf32_MASKmskw_ZMMf32_AVX512").unwrap();
+        assert_eq!(
+            (op, f.lanes(), f.encoding),
+            (OpClass::Rcp, Some(16), Encoding::Evex)
+        );
+        let (op, f) = fp_histogram_name("MULSS").unwrap();
+        assert_eq!((op, f.lanes()), (OpClass::Mul, Some(1)));
+        let (op, f) = fp_histogram_name("VMAXPS").unwrap();
+        assert_eq!((op, f.lanes()), (OpClass::MinMax, None));
+        assert_eq!(
+            fp_histogram_name("VFMADD231PD").map(|x| x.0),
+            Some(OpClass::Fma)
+        );
+        for not in [
+            "COMISS",
+            "UCOMISD",
+            "VCMPPD",
+            "ANDPD",
+            "MOVAPS",
+            "PADDD",
+            "VPADDD",
+            "MULX",
+            "DIV",
+            "FADD",
+            "FMUL",
+            "CVTSI2SD",
+            "HADDSD",
+            "VDPBF16PS",
+            "ADD",
+            "SUB_LOCK",
+            "ROUNDPD",
+        ] {
+            assert_eq!(fp_histogram_name(not), None, "{not}");
+        }
     }
 
     #[test]

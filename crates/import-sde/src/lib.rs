@@ -23,14 +23,12 @@
 //!   FLOP that the files cannot prove (masked lanes without a mask profile,
 //!   FMA widths an opcode histogram does not tell) is left out and a warning
 //!   says how much at most.
-//! - `flop_by_op`: only `fma` (FMA = 2), and only when every FMA was
-//!   accounted for; SDE's counters do not split the other FLOP by operation.
-//! - `flop_by_width`: FLOP by precision and width (`fp64.256`, `fp32.scalar`),
-//!   adding up to `flop.total`; empty when a masked 128-bit profile row
-//!   cannot be told scalar from xmm.
+//! - `fp_instructions`: one row per (precision, width, lanes, operation,
+//!   masked), covering every counted FLOP; `flop_by_op` (every category,
+//!   `other` for what the instruction names do not tell, compares included)
+//!   and `flop_by_width` are their sums, so that every table adds up to
+//!   `flop.total` ([`summary`] has the arithmetic and the cross-checks).
 //! - `fp_elements`: the `*elements_fp_*` counters as printed, `_masked` ones too.
-//! - `fp_instructions`: the FMA forms only (precision, width, lanes, masked),
-//!   from iform names and the mask profile's per-instruction details.
 //! - `bytes` and `mem_accesses`: from `*mem-read-<size>` / `*mem-write-<size>`.
 //! - `instructions`: `*total`; `threads`: one row per thread section.
 //! - `functions`: one row per function of SDE's per-function histograms

@@ -56,7 +56,15 @@
 //! Rows are `NAME COUNT`; group rows start with `*`. Read: the image list,
 //! the thread and process histograms, and the per-function histograms (each
 //! starts at its `$dynamic-counts-for-function:` line and runs to the next
-//! one). Top blocks, function totals tables and static counts are skipped.
+//! one). Top blocks, function totals tables and static counts are skipped;
+//! any other `# EMIT_...` section outside those read is skipped with a note
+//! (Pin's `EMIT_PC_STATS`, for one), never a failure.
+//!
+//! Variants met in public outputs and accepted: `# Mix output version 2`
+//! (Pin's mix-mt) and `10` (SDE 8 and 9); thread headers with or without
+//! `OS-TID`, with `EMIT# n`, `EMIT #n` or no number; a global section alone
+//! (SDE 8.63, no thread sections) or after the threads; text after the
+//! `$global-dynamic-counts` comment (read as a comment).
 //! The markers follow Pin's `mix-mt` tool, which SDE's mix extends (it adds
 //! `OS-TID`, `IMG:` and the whole-process report; `-global_functions` is in
 //! SDE 9.33's list of mix knobs), and SDE 9's public `sde-mix-out.txt` files
@@ -195,6 +203,15 @@ impl Open {
     }
 }
 
+/// Sections SDE writes that hold nothing the report needs: top blocks
+/// (`-top_blocks`), static counts. Any other unknown `EMIT_` section is
+/// skipped with a note.
+const SKIPPED: [&str; 3] = [
+    "EMIT_TOP_BLOCK_STATS",
+    "EMIT_GLOBAL_TOP_BLOCK_STATS",
+    "EMIT_STATIC_STATS",
+];
+
 const WHAT_MIX: &str = "an Intel SDE instruction mix (`sde -omix FILE`, with or without `-iform`)";
 
 /// Parses the text of an `-omix` file. `name` is used in messages.
@@ -315,6 +332,11 @@ pub fn parse_mix(text: &str, name: &str) -> Result<MixFile, SdeError> {
                 other if other.starts_with("EMIT_") || other.starts_with("END_") => {
                     if let Some(o) = &open {
                         return Err(SdeError::parse(name, line_no, o.end_marker(), quote(line)));
+                    }
+                    if other.starts_with("EMIT_") && !SKIPPED.contains(&other) {
+                        notes.push(format!(
+                            "line {line_no}: section `{other}` is not one flopscope reads: skipped"
+                        ));
                     }
                 }
                 _ => {} // a comment, a column header, or a section we do not read

@@ -1,6 +1,11 @@
 //! The arithmetic: one histogram (and the mask profile threads it covers) to
 //! a flopscope [`Summary`].
 //!
+//! **One truth.** The histogram becomes one set of instruction rows
+//! (`fp_instructions`: precision, width, lanes, operation, masked -> count and
+//! FLOP), and every other figure is their sum: `flop.total`, `flop.<precision>`,
+//! `flop_by_width` and `flop_by_op`. They add up whatever the input.
+//!
 //! FLOP of precision p, following Intel's method (shared/seeds/000):
 //!
 //! 1. unmasked elements: `*elements_fp_<p>_<n>` x n, for every n;
@@ -8,36 +13,47 @@
 //!    `fp` rows of element size p (needs the profile);
 //! 3. the second FLOP of every FMA lane (the counters above count an FMA once):
 //!    - VEX forms (no opmask): executions x lanes;
-//!    - EVEX forms (the iform carries `MASKmskw` even for k0) and iclass names:
-//!      executions x lanes, less the lanes the profile's masked FMA
-//!      instructions left inactive (executions x lanes - computation count).
-//!      Without a profile, and if a masked instruction of that precision and
-//!      lane count ran (`*elements_fp_<p>_<n>_masked` > 0), these are not
-//!      counted and a warning says by how much FLOP may be understated; when
-//!      no such instruction ran, no FMA of that shape can have been masked
-//!      and executions x lanes is exact. A function's histogram is judged by
-//!      the process's counters (`summarize_in`), so that the functions
-//!      leave out what the totals leave out and add up to them.
+//!    - EVEX forms (the iform carries `MASKmskw` even for k0) and scalar
+//!      iclass names: executions x lanes, less the lanes the profile's masked
+//!      FMA instructions left inactive (executions x lanes - computation
+//!      count). Without a profile, and if a masked instruction of that
+//!      precision and lane count ran (`*elements_fp_<p>_<n>_masked` > 0),
+//!      these are not counted and a warning says by how much FLOP may be
+//!      understated; when no such instruction ran, no FMA of that shape can
+//!      have been masked and executions x lanes is exact. A function's
+//!      histogram is judged by the process's counters (`summarize_in`), so
+//!      that the functions leave out what the totals leave out.
 //!    - packed iclass names (`VFMADD231PD`, `-mix` without `-iform`) do not
 //!      tell xmm from zmm: not counted, and a warning gives the range.
 //!
-//! FLOP by width (`flop_by_width`): an elements counter of n lanes has width
-//! n x element bits (`*elements_fp_double_4` is `fp64.256`, `_1` is scalar);
-//! FMA forms and the mask profile's rows name their width. A masked 128-bit
-//! row mixes scalar and xmm instructions, so a profile with one leaves
-//! `flop_by_width` empty. Whatever is there adds up to `flop.total`.
+//! **Rows.** An elements counter `*elements_fp_<p>_<n>` of C instructions is
+//! n lanes wide (`_1` is scalar, else n x element bits). Its C instructions
+//! are split by operation with the instruction rows of the same shape: the
+//! FMA forms first, then the other arithmetic forms the names tell
+//! ([`crate::iform::arithmetic_mnemonic`]: an iform's width, a scalar
+//! iclass, or a packed iclass when p has one packed width only); what no
+//! name accounts for (compares, which SDE counts too, and EVEX forms of a
+//! shape that also ran masked) is `other`. The profile's masked rows become
+//! masked rows: FMA from its instruction details, the rest `other`; a
+//! 128-bit row is scalar when the mix's masked counters of p are all scalar.
+//!
+//! **Cross-checks** (each a warning naming both figures): instruction rows
+//! of a shape against its elements counter, FMA rows against the elements
+//! counters, the profile against the mix; an elements counter whose lanes
+//! cannot be (`*elements_fp_double_3`, `_16` for double) is named with its
+//! line and not counted.
 //!
 //! Bytes: size x count over every `*mem-read-<size>` / `*mem-write-<size>`
 //! row, whatever the size (XSAVE areas are hundreds of bytes). `*mem-read` and
 //! `*mem-write` without a size count memory operands, not bytes.
 
 use crate::error::SdeError;
-use crate::iform::{fma_histogram_name, Encoding, FmaForm};
+use crate::iform::{fp_histogram_name, Encoding, FmaForm};
 use crate::mask::{row_precision, MaskThread};
 use crate::mix::Histogram;
 use flopscope_model::{
-    width_key, ByteTotals, FlopTotals, FpInstructionRow, FpKey, MemAccesses, OpClass, Precision,
-    Summary,
+    width_key, ByteTotals, FlopOp, FlopTotals, FpInstructionRow, FpKey, MemAccesses, OpClass,
+    Precision, Summary,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -75,50 +91,124 @@ fn precision_of_word(word: &str) -> Option<Precision> {
         .find(|p| p.sde_word() == Some(word))
 }
 
+/// Lanes a register of at most 512 bits can hold: a power of two.
+fn possible_lanes(p: Precision, lanes: u32) -> bool {
+    lanes.is_power_of_two() && u64::from(lanes) * u64::from(p.element_bits()) <= 512
+}
+
+/// The `width_bits` of a row of `lanes` elements of `p`.
+fn width_of(p: Precision, lanes: u32) -> u32 {
+    lanes.saturating_mul(p.element_bits())
+}
+
+/// A decoded elements counter name: precision, lanes, masked.
+fn decoded(name: &str) -> Option<(Precision, u32, bool)> {
+    let rest = name.strip_prefix("*elements_fp_")?;
+    elements_counter(rest)
+        .and_then(|(w, n, m)| Some((precision_of_word(w)?, n, m)))
+        .filter(|(p, n, _)| possible_lanes(*p, *n))
+}
+
+/// What one histogram's rows say, before any arithmetic.
 #[derive(Default)]
-struct Tally {
-    /// Unmasked element FLOP by precision.
-    base: BTreeMap<Precision, u128>,
+struct Counters {
+    /// `*elements_fp_<p>_<n>` instruction counts.
+    elements: BTreeMap<(Precision, u32), u128>,
+    /// `*elements_fp_<p>_<n>_masked` instruction counts.
+    masked: BTreeMap<(Precision, u32), u128>,
     /// Precisions SDE printed at least one elements counter for.
     counted: BTreeSet<Precision>,
-    /// `*elements_fp_<p>_<n>_masked` counts.
-    masked_counts: BTreeMap<(Precision, u32), u128>,
     fp_elements: BTreeMap<String, u64>,
-    /// FLOP by `width_key`; `None` once some FLOP has no known width.
-    by_width: Option<BTreeMap<String, u128>>,
     mem_read: BTreeMap<u32, u64>,
     mem_write: BTreeMap<u32, u64>,
     instructions: Option<u64>,
-    fma: Vec<(String, FmaForm, u64)>,
+    /// FP arithmetic instruction rows: (name, operation, shape, count).
+    forms: Vec<(String, OpClass, FmaForm, u128)>,
 }
 
-/// FMA instruction rows: key -> (executions, FLOP).
-type Rows = BTreeMap<FpKey, (u128, u128)>;
-
-fn add_row(rows: &mut Rows, form: &FmaForm, lanes: u32, masked: bool, count: u128, flop: u128) {
-    if count == 0 {
-        return;
-    }
-    let Some(width_bits) = form.width_bits() else {
-        return;
-    };
-    let key = FpKey {
-        precision: form.precision,
-        width_bits,
-        lanes,
-        op: OpClass::Fma,
-        masked,
-    };
-    let slot = rows.entry(key).or_default();
-    slot.0 += count;
-    slot.1 += flop;
-}
-
-fn add_width(by_width: &mut Option<BTreeMap<String, u128>>, key: String, flop: u128) {
-    if let Some(map) = by_width {
-        if flop > 0 {
-            *map.entry(key).or_default() += flop;
+fn read_counters(h: &Histogram, file: &str, notes: &mut Vec<String>) -> Result<Counters, SdeError> {
+    let mut c = Counters::default();
+    for (name, row) in &h.counters {
+        let count = u128::from(row.count);
+        if name.starts_with("*elements_fp_") {
+            c.fp_elements.insert(name[1..].to_string(), row.count);
+            match decoded(name) {
+                Some((p, lanes, masked)) => {
+                    c.counted.insert(p);
+                    let map = if masked { &mut c.masked } else { &mut c.elements };
+                    *map.entry((p, lanes)).or_default() += count;
+                }
+                None => notes.push(format!(
+                    "`{name}` (line {}) is not an elements counter SDE writes (`*elements_fp_<double|single|half|bf16>_<lanes>`, \
+                     lanes a power of two that fits 512 bits): its {} instructions are not counted as FLOP",
+                    row.line, row.count
+                )),
+            }
+        } else if let Some((write, size)) = access_size(name) {
+            let size = size.parse::<u32>().map_err(|_| {
+                SdeError::parse(
+                    file,
+                    row.line,
+                    "a memory access size below 2^32 bytes",
+                    format!("`{name}`"),
+                )
+            })?;
+            let hist = if write {
+                &mut c.mem_write
+            } else {
+                &mut c.mem_read
+            };
+            let slot = hist.entry(size).or_default();
+            *slot = slot.saturating_add(row.count);
+        } else if name == "*total" {
+            c.instructions = Some(row.count);
+        } else if let Some((op, form)) = fp_histogram_name(name) {
+            c.forms.push((name.clone(), op, form, count));
         }
+    }
+    Ok(c)
+}
+
+/// `*elements_fp_<p>_<n>_masked` counts of a histogram, by (precision, n).
+pub(crate) fn masked_counts(h: &Histogram) -> BTreeMap<(Precision, u32), u64> {
+    let mut out: BTreeMap<(Precision, u32), u64> = BTreeMap::new();
+    for (name, c) in &h.counters {
+        if let Some((p, lanes, true)) = decoded(name) {
+            let slot = out.entry((p, lanes)).or_default();
+            *slot = slot.saturating_add(c.count);
+        }
+    }
+    out
+}
+
+/// The instruction rows: key -> (executions, FLOP).
+#[derive(Default)]
+struct Rows(BTreeMap<FpKey, (u128, u128)>);
+
+impl Rows {
+    /// Adds `count` executions of (precision, lanes, width, op, masked) doing `flop` FLOP.
+    fn add(
+        &mut self,
+        shape: (Precision, u32, u32),
+        op: OpClass,
+        masked: bool,
+        count: u128,
+        flop: u128,
+    ) {
+        if count == 0 && flop == 0 {
+            return;
+        }
+        let (precision, lanes, width_bits) = shape;
+        let key = FpKey {
+            precision,
+            width_bits,
+            lanes,
+            op,
+            masked,
+        };
+        let slot = self.0.entry(key).or_default();
+        slot.0 += count;
+        slot.1 += flop;
     }
 }
 
@@ -133,21 +223,8 @@ fn fit(value: u128, file: &str, line: usize, what: &str) -> Result<u64, SdeError
     })
 }
 
-/// `*elements_fp_<p>_<n>_masked` counts of a histogram, by (precision, n).
-pub(crate) fn masked_counts(h: &Histogram) -> BTreeMap<(Precision, u32), u64> {
-    let mut out: BTreeMap<(Precision, u32), u64> = BTreeMap::new();
-    for (name, c) in &h.counters {
-        let Some(rest) = name.strip_prefix("*elements_fp_") else {
-            continue;
-        };
-        if let Some((p, lanes, true)) =
-            elements_counter(rest).and_then(|(w, n, m)| Some((precision_of_word(w)?, n, m)))
-        {
-            let slot = out.entry((p, lanes)).or_default();
-            *slot = slot.saturating_add(c.count);
-        }
-    }
-    out
+fn counter_name(p: Precision, lanes: u32) -> String {
+    format!("`*elements_fp_{}_{lanes}`", p.sde_word().unwrap_or("?"))
 }
 
 pub(crate) fn summarize(
@@ -159,90 +236,49 @@ pub(crate) fn summarize(
 }
 
 /// [`summarize`] for a part of `scope` (a function of the process): without
-/// a mask profile, an AVX-512 FMA shape counts its second FLOP only if no
-/// masked instruction of that shape ran in the whole scope, as for the
-/// scope's own totals.
+/// a mask profile, an AVX-512 form counts as unmasked only if no masked
+/// instruction of that shape ran in the whole scope, as for the scope's own
+/// totals.
 pub(crate) fn summarize_in(
     h: &Histogram,
     mask: &MaskInput,
     file: &str,
     scope: Option<&Histogram>,
 ) -> Result<Summarized, SdeError> {
-    let scope_masked = scope.map(masked_counts);
-    let mut t = Tally {
-        by_width: Some(BTreeMap::new()),
-        ..Tally::default()
-    };
     let mut notes = Vec::new();
+    let c = read_counters(h, file, &mut notes)?;
+    let scope_masked: BTreeMap<(Precision, u32), u128> = match scope {
+        Some(s) => masked_counts(s)
+            .into_iter()
+            .map(|(k, v)| (k, u128::from(v)))
+            .collect(),
+        None => c.masked.clone(),
+    };
+    let ran_masked =
+        |p: Precision, lanes: u32| scope_masked.get(&(p, lanes)).is_some_and(|n| *n > 0);
+    let mut rows = Rows::default();
 
-    for (name, c) in &h.counters {
-        let count = u128::from(c.count);
-        if let Some(rest) = name.strip_prefix("*elements_fp_") {
-            t.fp_elements.insert(name[1..].to_string(), c.count);
-            match elements_counter(rest).and_then(|(w, n, m)| Some((precision_of_word(w)?, n, m))) {
-                Some((p, lanes, masked)) => {
-                    t.counted.insert(p);
-                    if masked {
-                        *t.masked_counts.entry((p, lanes)).or_default() += count;
-                    } else {
-                        *t.base.entry(p).or_default() += count * u128::from(lanes);
-                        let key = width_key(p, lanes, lanes.saturating_mul(p.element_bits()));
-                        add_width(&mut t.by_width, key, count * u128::from(lanes));
-                    }
-                }
-                None => notes.push(format!("`{name}` (line {}) is not an elements counter flopscope knows: not counted as FLOP", c.line)),
-            }
-        } else if let Some((write, size)) = access_size(name) {
-            let size = size.parse::<u32>().map_err(|_| {
-                SdeError::parse(
-                    file,
-                    c.line,
-                    "a memory access size below 2^32 bytes",
-                    format!("`{name}`"),
-                )
-            })?;
-            let hist = if write {
-                &mut t.mem_write
-            } else {
-                &mut t.mem_read
-            };
-            *hist.entry(size).or_default() += c.count;
-        } else if name == "*total" {
-            t.instructions = Some(c.count);
-        } else if let Some(form) = fma_histogram_name(name) {
-            t.fma.push((name.clone(), form, c.count));
-        }
-    }
-
-    let mut extra: BTreeMap<Precision, u128> = BTreeMap::new();
-    let mut rows = Rows::new();
-    let mut fma_unknown = false;
-    // EVEX and iclass FMA executions by (precision, lanes), with a representative form.
-    let mut pools: BTreeMap<(Precision, u32), (FmaForm, u128)> = BTreeMap::new();
+    // FMA forms: the unmasked executions by shape, and the masked rows.
+    let mut fma_unmasked: BTreeMap<(Precision, u32), u128> = BTreeMap::new();
+    let mut pools: BTreeMap<(Precision, u32), u128> = BTreeMap::new();
     let mut unknown_width: BTreeMap<Precision, u128> = BTreeMap::new();
     let mut uncounted_precision: BTreeMap<Precision, u128> = BTreeMap::new();
-
-    for (name, form, count) in &t.fma {
-        let (p, count) = (form.precision, u128::from(*count));
-        if !t.counted.contains(&p) {
+    for (name, op, form, count) in &c.forms {
+        if *op != OpClass::Fma {
+            continue;
+        }
+        let p = form.precision;
+        if !c.counted.contains(&p) {
             *uncounted_precision.entry(p).or_default() += count;
             continue;
         }
         match (form.lanes(), form.encoding) {
-            (Some(lanes), Encoding::Vex) => {
-                let e = count * u128::from(lanes);
-                *extra.entry(p).or_default() += e;
-                add_row(&mut rows, form, lanes, false, count, 2 * e);
-            }
-            (Some(lanes), _) => {
-                let pool = pools.entry((p, lanes)).or_insert((*form, 0));
-                pool.1 += count;
-            }
+            (Some(lanes), Encoding::Vex) => *fma_unmasked.entry((p, lanes)).or_default() += count,
+            (Some(lanes), _) => *pools.entry((p, lanes)).or_default() += count,
             (None, Encoding::Unknown) => *unknown_width.entry(p).or_default() += count,
-            (None, _) => {
-                fma_unknown = true;
-                notes.push(format!("FMA iform `{name}` names no XMM/YMM/ZMM destination: its {count} executions' second FLOP is not counted"));
-            }
+            (None, _) => notes.push(format!(
+                "FMA iform `{name}` names no XMM/YMM/ZMM destination: its {count} executions' second FLOP is not counted"
+            )),
         }
     }
 
@@ -261,19 +297,20 @@ pub(crate) fn summarize_in(
             }
         }
     }
-
+    // Masked FMA lanes by precision, to take out of the summary table's rows.
+    let mut fma_masked_comp: BTreeMap<(Precision, u32), (u128, u128)> = BTreeMap::new();
     let mut possibly_masked = (0u128, 0u128); // (executions, FLOP not counted at most)
-    for ((p, lanes), (form, count)) in &pools {
-        let l = u128::from(*lanes);
+    for (&(p, lanes), &count) in &pools {
+        let l = u128::from(lanes);
         match mask {
             MaskInput::Present(_) => {
-                let (mut exec_m, mut comp_m) = masked_fma.remove(&(*p, *lanes)).unwrap_or_default();
-                if exec_m > *count {
+                let (mut exec_m, mut comp_m) = masked_fma.remove(&(p, lanes)).unwrap_or_default();
+                if exec_m > count {
                     notes.push(format!(
                         "the mask profile has {exec_m} masked {} FMA executions of {lanes} lanes, the mix only {count}: the two files are not from the same run",
                         p.key()
                     ));
-                    exec_m = *count;
+                    exec_m = count;
                 }
                 if comp_m > exec_m * l {
                     notes.push(format!(
@@ -282,24 +319,17 @@ pub(crate) fn summarize_in(
                     ));
                     comp_m = exec_m * l;
                 }
-                let unmasked = count - exec_m;
-                *extra.entry(*p).or_default() += unmasked * l + comp_m;
-                add_row(&mut rows, form, *lanes, false, unmasked, 2 * unmasked * l);
-                add_row(&mut rows, form, *lanes, true, exec_m, 2 * comp_m);
+                *fma_unmasked.entry((p, lanes)).or_default() += count - exec_m;
+                if exec_m > 0 {
+                    fma_masked_comp.insert((p, lanes), (exec_m, comp_m));
+                }
+            }
+            MaskInput::Absent if !ran_masked(p, lanes) => {
+                *fma_unmasked.entry((p, lanes)).or_default() += count;
             }
             MaskInput::Absent => {
-                let masked_here = match &scope_masked {
-                    Some(m) => u128::from(m.get(&(*p, *lanes)).copied().unwrap_or(0)),
-                    None => t.masked_counts.get(&(*p, *lanes)).copied().unwrap_or(0),
-                };
-                if masked_here == 0 {
-                    *extra.entry(*p).or_default() += count * l;
-                    add_row(&mut rows, form, *lanes, false, *count, 2 * count * l);
-                } else {
-                    fma_unknown = true;
-                    possibly_masked.0 += count;
-                    possibly_masked.1 += count * l;
-                }
+                possibly_masked.0 += count;
+                possibly_masked.1 += count * l;
             }
         }
     }
@@ -319,7 +349,6 @@ pub(crate) fn summarize_in(
         }
     }
     for (p, count) in &unknown_width {
-        fma_unknown = true;
         let (min, max) = (128 / p.element_bits(), 512 / p.element_bits());
         notes.push(format!(
             "{count} packed {} FMA executions in an opcode (iclass) histogram have no vector width: their second FLOP per lane \
@@ -330,7 +359,6 @@ pub(crate) fn summarize_in(
         ));
     }
     for (p, count) in &uncounted_precision {
-        fma_unknown = true;
         let word = p.sde_word().unwrap_or("?");
         notes.push(format!(
             "{count} {} FMA executions ran but SDE printed no `*elements_fp_{word}_*` counter: {} FLOP is not counted",
@@ -339,53 +367,165 @@ pub(crate) fn summarize_in(
         ));
     }
 
+    // Unmasked elements, split by operation.
+    let packed_widths = |p: Precision| -> Vec<u32> {
+        c.elements
+            .keys()
+            .filter(|(q, n)| *q == p && *n > 1)
+            .map(|(_, n)| *n)
+            .collect()
+    };
+    for (&(p, lanes), &total) in &c.elements {
+        let l = u128::from(lanes);
+        let width = width_of(p, lanes);
+        let mut fma = fma_unmasked.remove(&(p, lanes)).unwrap_or(0);
+        if fma > total {
+            notes.push(format!(
+                "the FMA rows count {fma} {} executions of {lanes} lanes, more than the {total} of {}: \
+                 the counts do not come from one SDE run; {total} are counted",
+                p.key(),
+                counter_name(p, lanes)
+            ));
+            fma = total;
+        }
+        rows.add((p, lanes, width), OpClass::Fma, false, fma, 2 * fma * l);
+        let available = total - fma;
+        // The other arithmetic forms of this shape.
+        let mut named: BTreeMap<OpClass, u128> = BTreeMap::new();
+        for (_, op, form, count) in &c.forms {
+            if *op == OpClass::Fma || form.precision != p {
+                continue;
+            }
+            let shape = match form.lanes() {
+                Some(n) => Some(n),
+                None if form.encoding == Encoding::Unknown => match packed_widths(p).as_slice() {
+                    [only] => Some(*only),
+                    _ => None,
+                },
+                None => None,
+            };
+            let unmasked = form.encoding == Encoding::Vex || !ran_masked(p, lanes);
+            if shape == Some(lanes) && unmasked {
+                *named.entry(*op).or_default() += count;
+            }
+        }
+        let named_total: u128 = named.values().sum();
+        if named_total > available {
+            notes.push(format!(
+                "the instruction rows name {named_total} {} arithmetic instructions of {lanes} lanes besides {fma} FMA, \
+                 more than the {total} of {}: they are all booked as `other`",
+                p.key(),
+                counter_name(p, lanes)
+            ));
+            named.clear();
+        }
+        let mut rest = available;
+        for (op, count) in named {
+            rows.add((p, lanes, width), op, false, count, count * l);
+            rest -= count;
+        }
+        rows.add((p, lanes, width), OpClass::Other, false, rest, rest * l);
+    }
+    for ((p, lanes), fma) in fma_unmasked.into_iter().filter(|(_, n)| *n > 0) {
+        notes.push(format!(
+            "the FMA rows count {fma} {} executions of {lanes} lanes, more than the 0 of {}: \
+             the counts do not come from one SDE run; they are not counted",
+            p.key(),
+            counter_name(p, lanes)
+        ));
+    }
+
     // Masked elements: the profile's computation counts, or a warning.
-    let mut masked_flop: BTreeMap<Precision, u128> = BTreeMap::new();
     match mask {
         MaskInput::Present(threads) => {
-            let masked_instructions: u128 = t.masked_counts.values().sum();
-            let masked_rows = threads
+            let masked_instructions: u128 = c.masked.values().sum();
+            let table: Vec<_> = threads
                 .iter()
                 .flat_map(|t| &t.rows)
                 .filter(|r| r.is_masked_fp_computation())
-                .count();
-            if masked_instructions > 0 && masked_rows == 0 {
+                .collect();
+            if masked_instructions > 0 && table.is_empty() {
                 notes.push(format!(
                     "{masked_instructions} masked FP instructions ran (`*elements_fp_*_masked`) but the mask profile has no \
                      masked fp computation row: the two files are not from the same run, and masked FLOP is not counted"
                 ));
             }
-            for row in threads
-                .iter()
-                .flat_map(|t| &t.rows)
-                .filter(|r| r.is_masked_fp_computation())
-            {
-                match row_precision(row) {
-                    Some(p) => {
-                        *masked_flop.entry(p).or_default() += u128::from(row.comp_count);
-                        // A 128-bit row holds packed xmm and scalar instructions alike.
-                        if row.vector_bits == 128 {
-                            t.by_width = None;
-                        } else {
-                            let key = width_key(p, row.max_elements, row.vector_bits);
-                            add_width(&mut t.by_width, key, u128::from(row.comp_count));
-                        }
-                    }
-                    None => notes.push(format!(
+            // (precision, lanes, width) -> (instructions, lanes computed)
+            let mut masked_rows: BTreeMap<(Precision, u32, u32), (u128, u128)> = BTreeMap::new();
+            for row in table {
+                let Some(p) = row_precision(row) else {
+                    notes.push(format!(
                         "mask profile row at line {} has {}-bit fp elements, not a flopscope precision: not counted",
                         row.line, row.element_bits
-                    )),
+                    ));
+                    continue;
+                };
+                let only_scalar = c
+                    .masked
+                    .iter()
+                    .filter(|((q, _), n)| *q == p && **n > 0)
+                    .all(|((_, n), _)| *n == 1)
+                    && c.masked.get(&(p, 1)).is_some_and(|n| *n > 0);
+                let scalar = row.vector_bits <= p.element_bits()
+                    || row.max_elements <= 1
+                    || (row.vector_bits == 128 && only_scalar);
+                let (lanes, width) = if scalar {
+                    (1, p.element_bits())
+                } else {
+                    (row.max_elements, row.vector_bits)
+                };
+                let slot = masked_rows.entry((p, lanes, width)).or_default();
+                slot.0 += u128::from(row.icount);
+                slot.1 += u128::from(row.comp_count);
+            }
+            // Take the masked FMA lanes out of the rows they are in (same
+            // lanes first, then any row of the precision): they are booked as
+            // FMA, their first FLOP as far as the table holds it, their
+            // second from the details.
+            let mut taken: BTreeMap<(Precision, u32), u128> = BTreeMap::new();
+            for pass in [true, false] {
+                for (&(p, lanes), &(exec, comp)) in &fma_masked_comp {
+                    let got = taken.entry((p, lanes)).or_default();
+                    let (mut e, mut k) = (exec, comp - *got);
+                    for (&(q, n, _), slot) in masked_rows.iter_mut() {
+                        if q != p || (pass && n != lanes) || k == 0 {
+                            continue;
+                        }
+                        let take = k.min(slot.1);
+                        slot.1 -= take;
+                        k -= take;
+                        *got += take;
+                        let te = e.min(slot.0);
+                        slot.0 -= te;
+                        e -= te;
+                    }
+                    if !pass && k > 0 && !masked_rows.is_empty() {
+                        notes.push(format!(
+                            "the mask profile's masked {} FMA details of {lanes} lanes compute {comp} lanes, {k} more than \
+                             its summary table's masked rows hold: the profile does not add up",
+                            p.key()
+                        ));
+                    }
                 }
+            }
+            for (&(p, lanes), &(exec, comp)) in &fma_masked_comp {
+                let first = taken.get(&(p, lanes)).copied().unwrap_or(0);
+                rows.add(
+                    (p, lanes, width_of(p, lanes)),
+                    OpClass::Fma,
+                    true,
+                    exec,
+                    first + comp,
+                );
+            }
+            for ((p, lanes, width), (count, comp)) in masked_rows {
+                rows.add((p, lanes, width), OpClass::Other, true, count, comp);
             }
         }
         MaskInput::Absent => {
-            let count: u128 = t.masked_counts.values().sum();
+            let count: u128 = c.masked.values().sum();
             if count > 0 {
-                let most: u128 = t
-                    .masked_counts
-                    .iter()
-                    .map(|((_, l), n)| u128::from(*l) * n)
-                    .sum();
+                let most: u128 = c.masked.iter().map(|((_, l), n)| u128::from(*l) * n).sum();
                 notes.push(format!(
                     "{count} masked FP instructions ran (`*elements_fp_*_masked`): their FLOP (up to {most}, FMA once) is not counted \
                      because only a mask profile has their active lanes; give the `-odyn_mask_profile` output of the same run"
@@ -394,99 +534,134 @@ pub(crate) fn summarize_in(
         }
     }
 
-    let line = h.line;
+    let summary = assemble(rows, &c, file, h.line)?;
+    let (bytes, mem_accesses) = bytes(&c, file, h.line, &mut notes)?;
+    Ok(Summarized {
+        summary: Summary {
+            bytes,
+            mem_accesses,
+            ..summary
+        },
+        notes,
+    })
+}
+
+/// Every total from the rows.
+fn assemble(rows: Rows, c: &Counters, file: &str, line: usize) -> Result<Summary, SdeError> {
+    let mut by_precision: BTreeMap<Precision, u128> = BTreeMap::new();
+    let mut by_op: BTreeMap<FlopOp, u128> = BTreeMap::new();
+    let mut by_width: BTreeMap<String, u128> = BTreeMap::new();
+    let mut fp_instructions = Vec::new();
+    for (key, (count, flop)) in rows.0 {
+        *by_precision.entry(key.precision).or_default() += flop;
+        match key.op {
+            // ADDSUBPD: one add and one sub per pair of lanes.
+            OpClass::AddSub => {
+                *by_op.entry(FlopOp::Add).or_default() += flop / 2;
+                *by_op.entry(FlopOp::Sub).or_default() += flop - flop / 2;
+            }
+            op => *by_op.entry(booked(op)).or_default() += flop,
+        }
+        if flop > 0 {
+            *by_width
+                .entry(width_key(key.precision, key.lanes, key.width_bits))
+                .or_default() += flop;
+        }
+        fp_instructions.push(FpInstructionRow {
+            precision: key.precision,
+            width_bits: key.width_bits,
+            lanes: key.lanes,
+            op: key.op,
+            masked: key.masked,
+            count: fit(count, file, line, "instruction counts")?,
+            flop: fit(flop, file, line, "FLOP")?,
+        });
+    }
     let mut flop = FlopTotals::default();
     let mut total: u128 = 0;
     for p in Precision::ALL {
-        let first =
-            t.base.get(&p).copied().unwrap_or(0) + masked_flop.get(&p).copied().unwrap_or(0);
-        let second = extra.get(&p).copied().unwrap_or(0);
-        // The elements counters include every FMA: its lanes cannot outnumber them.
-        if second > first {
-            notes.push(format!(
-                "the {} FMA rows count {second} lanes, more than the {first} of all elements counters and masked rows: \
-                 the counts do not come from one SDE run",
-                p.key()
-            ));
-        }
-        let value = first + second;
+        let value = by_precision.get(&p).copied().unwrap_or(0);
         total += value;
         // SDE always tells double and single apart; other precisions only when it printed them.
-        let known = matches!(p, Precision::Fp64 | Precision::Fp32)
-            || t.counted.contains(&p)
-            || masked_flop.contains_key(&p);
+        let known =
+            matches!(p, Precision::Fp64 | Precision::Fp32) || c.counted.contains(&p) || value > 0;
         if known {
             flop.set(p, Some(fit(value, file, line, "FLOP")?));
         }
     }
     flop.total = fit(total, file, line, "FLOP")?;
-
     let mut flop_by_op = BTreeMap::new();
-    if !fma_unknown {
-        let fma: u128 = extra.values().sum();
-        flop_by_op.insert("fma".to_string(), fit(2 * fma, file, line, "FMA FLOP")?);
+    for op in FlopOp::ALL {
+        let v = by_op.get(&op).copied().unwrap_or(0);
+        flop_by_op.insert(op.key().to_string(), fit(v, file, line, "FLOP")?);
     }
-
-    let mut fp_instructions = Vec::new();
-    for (key, (count, flop)) in rows {
-        // Rows hold both FLOP of each FMA lane; the first is in the elements counters already.
-        add_width(
-            &mut t.by_width,
-            width_key(key.precision, key.lanes, key.width_bits),
-            flop / 2,
-        );
-        fp_instructions.push(fp_row(
-            key,
-            fit(count, file, line, "instruction counts")?,
-            fit(flop, file, line, "FLOP")?,
-        ));
-    }
-
-    let (bytes, mem_accesses) = if t.mem_read.is_empty() && t.mem_write.is_empty() {
-        notes.push(
-            "no `*mem-read-<size>` or `*mem-write-<size>` rows: bytes are unknown".to_string(),
-        );
-        (None, None)
-    } else {
-        let weighted = |m: &BTreeMap<u32, u64>| {
-            m.iter()
-                .map(|(s, n)| u128::from(*s) * u128::from(*n))
-                .sum::<u128>()
-        };
-        let bytes = ByteTotals {
-            read: fit(weighted(&t.mem_read), file, line, "bytes read")?,
-            written: fit(weighted(&t.mem_write), file, line, "bytes written")?,
-        };
-        let hist = |m: &BTreeMap<u32, u64>| {
-            m.iter()
-                .filter(|(_, n)| **n > 0)
-                .map(|(s, n)| (s.to_string(), *n))
-                .collect()
-        };
-        (
-            Some(bytes),
-            Some(MemAccesses {
-                read: hist(&t.mem_read),
-                write: hist(&t.mem_write),
-            }),
-        )
-    };
-
     let mut flop_by_width = BTreeMap::new();
-    for (key, value) in t.by_width.unwrap_or_default() {
-        flop_by_width.insert(key, fit(value, file, line, "FLOP")?);
+    for (k, v) in by_width {
+        flop_by_width.insert(k, fit(v, file, line, "FLOP")?);
     }
-    let summary = Summary {
+    Ok(Summary {
         flop,
         flop_by_op,
         flop_by_width,
-        fp_elements: t.fp_elements,
+        fp_elements: c.fp_elements.clone(),
         fp_instructions,
-        bytes,
-        mem_accesses,
-        instructions: t.instructions,
+        bytes: None,
+        mem_accesses: None,
+        instructions: c.instructions,
+    })
+}
+
+/// The `flop_by_op` bucket of an operation class.
+fn booked(op: OpClass) -> FlopOp {
+    match op {
+        OpClass::Add | OpClass::HAdd | OpClass::AddSub => FlopOp::Add,
+        OpClass::Sub | OpClass::HSub => FlopOp::Sub,
+        OpClass::Mul => FlopOp::Mul,
+        OpClass::Div => FlopOp::Div,
+        OpClass::Sqrt => FlopOp::Sqrt,
+        OpClass::Fma => FlopOp::Fma,
+        OpClass::MinMax => FlopOp::MinMax,
+        OpClass::Rcp => FlopOp::Rcp,
+        OpClass::Dot | OpClass::Other => FlopOp::Other,
+    }
+}
+
+type Bytes = (Option<ByteTotals>, Option<MemAccesses>);
+
+fn bytes(
+    c: &Counters,
+    file: &str,
+    line: usize,
+    notes: &mut Vec<String>,
+) -> Result<Bytes, SdeError> {
+    if c.mem_read.is_empty() && c.mem_write.is_empty() {
+        notes.push(
+            "no `*mem-read-<size>` or `*mem-write-<size>` rows: bytes are unknown".to_string(),
+        );
+        return Ok((None, None));
+    }
+    let weighted = |m: &BTreeMap<u32, u64>| {
+        m.iter()
+            .map(|(s, n)| u128::from(*s) * u128::from(*n))
+            .sum::<u128>()
     };
-    Ok(Summarized { summary, notes })
+    let totals = ByteTotals {
+        read: fit(weighted(&c.mem_read), file, line, "bytes read")?,
+        written: fit(weighted(&c.mem_write), file, line, "bytes written")?,
+    };
+    let hist = |m: &BTreeMap<u32, u64>| {
+        m.iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(s, n)| (s.to_string(), *n))
+            .collect()
+    };
+    Ok((
+        Some(totals),
+        Some(MemAccesses {
+            read: hist(&c.mem_read),
+            write: hist(&c.mem_write),
+        }),
+    ))
 }
 
 /// `*mem-read-<size>` -> (false, size), `*mem-write-<size>` -> (true, size);
@@ -498,18 +673,6 @@ fn access_size(name: &str) -> Option<(bool, &str)> {
         (true, name.strip_prefix("*mem-write-")?)
     };
     (!size.is_empty() && size.bytes().all(|b| b.is_ascii_digit())).then_some((write, size))
-}
-
-fn fp_row(key: FpKey, count: u64, flop: u64) -> FpInstructionRow {
-    FpInstructionRow {
-        precision: key.precision,
-        width_bits: key.width_bits,
-        lanes: key.lanes,
-        op: key.op,
-        masked: key.masked,
-        count,
-        flop,
-    }
 }
 
 #[cfg(test)]
@@ -525,6 +688,21 @@ mod tests {
         );
         assert_eq!(elements_counter("double_0"), None);
         assert_eq!(elements_counter("double"), None);
+    }
+
+    #[test]
+    fn impossible_lanes_are_not_counters() {
+        assert_eq!(
+            decoded("*elements_fp_double_8"),
+            Some((Precision::Fp64, 8, false))
+        );
+        assert_eq!(
+            decoded("*elements_fp_single_16_masked"),
+            Some((Precision::Fp32, 16, true))
+        );
+        assert_eq!(decoded("*elements_fp_double_3"), None);
+        assert_eq!(decoded("*elements_fp_double_16"), None);
+        assert_eq!(decoded("*elements_fp_quad_2"), None);
     }
 
     #[test]

@@ -1,7 +1,20 @@
 use flopscope_import_sde::{
     parse_mask_profile, parse_mix, report_from, MaskProfile, MixFile, Report,
 };
+use flopscope_model::{Precision, Summary};
 use std::path::PathBuf;
+
+/// One truth: by precision, by width, by operation and the instruction rows
+/// each add up to `flop.total`.
+pub fn assert_one_truth(s: &Summary) {
+    let total = s.flop.total;
+    let by_precision: u64 = Precision::ALL.iter().filter_map(|p| s.flop.get(*p)).sum();
+    assert_eq!(by_precision, total, "by precision");
+    assert_eq!(s.flop_by_width.values().sum::<u64>(), total, "by width");
+    assert_eq!(s.flop_by_op.values().sum::<u64>(), total, "by operation");
+    let rows: u64 = s.fp_instructions.iter().map(|x| x.flop).sum();
+    assert_eq!(rows, total, "fp_instructions");
+}
 
 pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

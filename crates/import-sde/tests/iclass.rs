@@ -1,5 +1,5 @@
 use crate::common::report;
-use flopscope_model::Precision;
+use flopscope_model::{OpClass, Precision};
 
 // hsw-iclass.txt (`sde -hsw -omix`, no `-iform`): rows are XED iclasses, so
 // `VFMADD231PD 2500` does not say xmm or ymm.
@@ -15,7 +15,9 @@ fn scalar_fma_counts_and_packed_fma_of_unknown_width_is_warned() {
     let r = report("hsw-iclass.txt", None);
     let f = &r.summary.flop;
     assert_eq!((f.fp64, f.fp32, f.total), (Some(13_600), Some(400), 14_000));
-    assert_eq!(r.summary.flop_by_op.get("fma"), None);
+    // Only the scalar FMAs are known: 600 x 2 + 200 x 2.
+    assert_eq!(r.summary.flop_by_op.get("fma"), Some(&1600));
+    crate::common::assert_one_truth(&r.summary);
     let w = r.warnings.join("\n");
     assert!(w.contains("2500 packed fp64 FMA executions"), "{w}");
     assert!(w.contains("5000 to 20000"), "{w}");
@@ -26,19 +28,25 @@ fn scalar_fma_counts_and_packed_fma_of_unknown_width_is_warned() {
 }
 
 #[test]
-fn scalar_rows_are_known_packed_rows_are_not() {
+fn rows_split_the_elements_counters_by_operation() {
     let r = report("hsw-iclass.txt", None);
     let rows: Vec<_> = r
         .summary
         .fp_instructions
         .iter()
-        .map(|x| (x.precision, x.width_bits, x.lanes, x.count, x.flop))
+        .map(|x| (x.precision, x.width_bits, x.lanes, x.op, x.count, x.flop))
         .collect();
+    // double_1 (1000): 600 VFMADD213SD, 400 VMULSD. double_4 (3000): the one
+    // packed fp64 width, so the 500 VADDPD are 4 lanes; the rest (the 2500
+    // packed FMAs, their width unproven) `other`. single_1: 200 VFMADD231SS.
     assert_eq!(
         rows,
         [
-            (Precision::Fp64, 64, 1, 600, 1200),
-            (Precision::Fp32, 32, 1, 200, 400)
+            (Precision::Fp64, 64, 1, OpClass::Mul, 400, 400),
+            (Precision::Fp64, 64, 1, OpClass::Fma, 600, 1200),
+            (Precision::Fp64, 256, 4, OpClass::Add, 500, 2000),
+            (Precision::Fp64, 256, 4, OpClass::Other, 2500, 10_000),
+            (Precision::Fp32, 32, 1, OpClass::Fma, 200, 400)
         ]
     );
 }

@@ -12,3 +12,4 @@ mod memory; // bytes from every `*mem-read-<size>` / `*mem-write-<size>`, never 
 mod ranks; // one file per MPI rank: one report, per-file rows, NERSC's published totals
 mod robustness; // random and mutated input never panics
 mod threads; // per-thread sections and their sum
+mod variants; // real SDE structures (9.24 OpenMP, 8.63 global-only, Pin mix-mt v2), hand totals, cross-checks

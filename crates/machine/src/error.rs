@@ -26,4 +26,11 @@ pub enum MachineError {
     },
     #[error(transparent)]
     Write(#[from] flopscope_model::IoError),
+    #[error("cannot create {path} for the machine profile: {source}")]
+    WriteProfile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no directory to keep the machine profile in: set HOME, XDG_CONFIG_HOME or FLOPSCOPE_CONFIG_DIR")]
+    NoConfigDir,
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 /// Every frequency the machine reports, in MHz.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Frequencies {
     /// cpufreq `cpuinfo_max_freq` (the highest boost state).
     pub sysfs_max_mhz: Option<f64>,
@@ -17,8 +17,14 @@ pub struct Frequencies {
     pub cpuid_max_mhz: Option<f64>,
     /// `/proc/cpuinfo` `cpu MHz` of the first CPU.
     pub cpuinfo_mhz: Option<f64>,
-    /// Measured with [`measure_mhz`] (only when no maximum is reported).
+    /// Measured with [`measure_mhz`] (only when no maximum is reported):
+    /// the highest of several measurements, kept between runs
+    /// ([`crate::store::stable_clock`]).
     pub measured_mhz: Option<f64>,
+    /// How `measured_mhz` was obtained, for people ("highest of 3
+    /// measurements, kept from an earlier run").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_how: Option<String>,
 }
 
 /// Where the frequency of a peak came from.

@@ -10,6 +10,9 @@
 //! - [`theoretical_peak`] -> [`Peak`]: table x cores x GHz with [`Overrides`],
 //!   each assumption stated; [`peak_ref`] makes the `peak` of a report and
 //!   [`ceilings`] the roofline's theoretical roofs.
+//! - [`record()`](record::record): the machine record a report carries.
+//! - [`store`]: the machine's identity, its saved profile found by it, and
+//!   its measured clock kept between runs (figures that do not move).
 //! - [`MachineProfile`]: measured ceilings (FLOP, bandwidth, GEMM) with the
 //!   machine and its theoretical peak, saved as `machine.json`;
 //!   [`MachineProfile::peak_ref`] and [`MachineProfile::ceilings`] give
@@ -39,7 +42,9 @@ pub mod isa;
 pub mod peak;
 pub mod procfs;
 pub mod profile;
+pub mod record;
 pub mod render;
+pub mod store;
 pub mod sysfs;
 pub mod uarch;
 

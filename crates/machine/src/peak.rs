@@ -195,6 +195,9 @@ fn freq_line(machine: &Machine, ghz: f64, source: FreqSource) -> String {
         FreqSource::CpuidMax => format!("frequency: {ghz:.2} GHz, the maximum in CPUID leaf 0x16"),
         FreqSource::Measured => {
             let mut s = format!("frequency: {ghz:.2} GHz, measured with a dependent-add loop (no cpufreq or CPUID maximum reported");
+            if let Some(how) = &f.measured_how {
+                s.push_str(&format!("; {how}"));
+            }
             if let Some(m) = f.cpuinfo_mhz {
                 s.push_str(&format!("; /proc/cpuinfo says {m:.0} MHz"));
                 if machine.hypervisor {

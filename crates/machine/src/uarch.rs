@@ -289,7 +289,7 @@ impl Table {
         self.entries
             .iter()
             .chain(&self.generic)
-            .find(|e| e.name.eq_ignore_ascii_case(name.trim()))
+            .find(|e| squeezed(&e.name) == squeezed(name))
             .map(|e| resolve(e, generic(e), ""))
             .ok_or_else(|| MachineError::UnknownUarch {
                 name: name.to_string(),
@@ -363,6 +363,33 @@ pub fn table() -> &'static Table {
 }
 
 /// The embedded table's entry named `name` (for `--uarch`).
+/// A name as people type it: case, spaces, dashes and underscores aside
+/// (`zen4`, as `flopscope events --arch` spells it, is "Zen 4";
+/// `icelake-sp` is "Ice Lake-SP").
+fn squeezed(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, ' ' | '-' | '_'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The table entry named `name` (see [`squeezed`] for the spellings accepted).
 pub fn uarch_named(name: &str) -> Result<Uarch, MachineError> {
     table().named(name)
+}
+
+#[cfg(test)]
+mod name_tests {
+    #[test]
+    fn names_are_matched_as_people_type_them() {
+        for (typed, entry) in [
+            ("zen4", "Zen 4"),
+            ("ZEN 4", "Zen 4"),
+            ("icelake-sp", "Ice Lake-SP"),
+            ("sapphire_rapids", "Sapphire Rapids"),
+        ] {
+            assert_eq!(super::uarch_named(typed).unwrap().name, entry, "{typed}");
+        }
+        assert!(super::uarch_named("zen9").is_err());
+    }
 }

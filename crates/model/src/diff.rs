@@ -9,7 +9,7 @@
 //! does not have (a region only one of them marks, a field an engine cannot
 //! tell) shows as absent on that side, never as zero.
 
-use crate::diff_where::{self, Rows};
+use crate::diff_where::{self, Presence, RowChange, Rows, Side};
 use crate::render::{duration, thousands};
 use crate::report::{Report, Summary};
 use std::collections::BTreeMap;
@@ -45,9 +45,20 @@ pub struct RateChange {
     pub quantity: String,
     pub a: Option<f64>,
     pub b: Option<f64>,
+    /// (min, max) over each report's timed runs (`count --runs N`), for the
+    /// whole program's time and GFLOP/s.
+    pub spread_a: Option<(f64, f64)>,
+    pub spread_b: Option<(f64, f64)>,
 }
 
 impl RateChange {
+    /// Whether the two reports' ranges of repeated runs overlap: the change
+    /// is within the run-to-run noise. `None` when either was timed once.
+    pub fn within_noise(&self) -> Option<bool> {
+        let ((a0, a1), (b0, b1)) = (self.spread_a?, self.spread_b?);
+        Some(a0 <= b1 && b0 <= a1)
+    }
+
     /// b / a, when both are known and a is not 0.
     pub fn ratio(&self) -> Option<f64> {
         let (a, b) = (self.a?, self.b?);
@@ -151,9 +162,25 @@ pub fn diff(a: &Report, b: &Report, a_label: &str, b_label: &str) -> Diff {
         quantity: q.into(),
         a: x,
         b: y,
+        spread_a: None,
+        spread_b: None,
     };
-    rates.push(rate("total", "time", a.native_time_s, b.native_time_s));
-    rates.push(rate("total", "GFLOP/s", a.gflops, b.gflops));
+    // Repeated runs give the whole program's time a spread.
+    let spread = |r: &Report, gflops: bool| {
+        let t = r.timing.as_ref().filter(|t| t.runs_s.len() > 1)?;
+        let flop = r.summary.flop.total as f64 / 1e9;
+        Some(if gflops {
+            (flop / t.max_s, flop / t.min_s)
+        } else {
+            (t.min_s, t.max_s)
+        })
+    };
+    let mut time = rate("total", "time", a.native_time_s, b.native_time_s);
+    (time.spread_a, time.spread_b) = (spread(a, false), spread(b, false));
+    rates.push(time);
+    let mut g = rate("total", "GFLOP/s", a.gflops, b.gflops);
+    (g.spread_a, g.spread_b) = (spread(a, true), spread(b, true));
+    rates.push(g);
     rates.push(rate(
         "total",
         "AI(L1)",
@@ -248,8 +275,30 @@ fn rate_cell(q: &str, v: Option<f64>) -> String {
 }
 
 fn ratio_cell(r: &RateChange) -> String {
-    r.ratio().map(|x| format!("x{x:.3}")).unwrap_or_default()
+    let noise = match r.within_noise() {
+        Some(true) => " (within noise)",
+        _ => "",
+    };
+    r.ratio()
+        .map(|x| format!("x{x:.3}{noise}"))
+        .unwrap_or_default()
 }
+
+/// A rate with its range over repeated runs, when there is one.
+fn rate_with_spread(quantity: &str, v: Option<f64>, spread: Option<(f64, f64)>) -> String {
+    match spread {
+        Some((lo, hi)) => format!(
+            "{} [{}-{}]",
+            rate_cell(quantity, v),
+            rate_cell(quantity, Some(lo)),
+            rate_cell(quantity, Some(hi))
+        ),
+        None => rate_cell(quantity, v),
+    }
+}
+
+/// The note under the rates when times of single runs are compared.
+const ONE_RUN_NOTE: &str = "times are of one run each: their run-to-run spread is unknown; count with --runs N to see it and to have differences within the noise marked";
 
 impl Diff {
     /// The rows to show: changed ones, or all with `all`.
@@ -299,16 +348,26 @@ impl Diff {
                 "\n{:<20} {:<28} {:>20} {:>20} {:>20}",
                 "scope", "rate", "A", "B", "B / A"
             );
+            let timed_once = rates.iter().any(|r| {
+                r.scope == "total"
+                    && r.quantity == "time"
+                    && r.a.is_some()
+                    && r.b.is_some()
+                    && r.within_noise().is_none()
+            });
             for r in rates {
                 let _ = writeln!(
                     out,
                     "{:<20} {:<28} {:>20} {:>20} {:>20}",
                     r.scope,
                     r.quantity,
-                    rate_cell(&r.quantity, r.a),
-                    rate_cell(&r.quantity, r.b),
+                    rate_with_spread(&r.quantity, r.a, r.spread_a),
+                    rate_with_spread(&r.quantity, r.b, r.spread_b),
                     ratio_cell(r)
                 );
+            }
+            if timed_once {
+                let _ = writeln!(out, "({ONE_RUN_NOTE})");
             }
         }
         out.push_str(&self.rows.table(all));
@@ -350,13 +409,210 @@ impl Diff {
                     "| {} | {} | {} | {} | {} |",
                     esc(&r.scope),
                     r.quantity,
-                    rate_cell(&r.quantity, r.a),
-                    rate_cell(&r.quantity, r.b),
+                    rate_with_spread(&r.quantity, r.a, r.spread_a),
+                    rate_with_spread(&r.quantity, r.b, r.spread_b),
                     ratio_cell(r)
                 );
             }
         }
         out.push_str(&self.rows.markdown(all));
+        out
+    }
+}
+
+/// The kind and name of a scope of [`CountChange`] and [`RateChange`]:
+/// `("program", "")`, `("region", NAME)` or `("unmarked", "")`.
+fn scope_parts(scope: &str) -> (&'static str, &str) {
+    match scope {
+        "total" => ("program", ""),
+        "(unmarked)" => ("unmarked", ""),
+        name => ("region", name),
+    }
+}
+
+/// B / A of two counts, when both are known and A is not 0.
+fn count_ratio(a: Option<u64>, b: Option<u64>) -> Option<f64> {
+    let (a, b) = (a?, b?);
+    (a != 0).then(|| b as f64 / a as f64)
+}
+
+/// A row's quantities the data formats list, with their metric names.
+const ROW_METRICS: [&str; 4] = ["FLOP", "bytes", "instructions", "time_s"];
+
+fn row_metric(s: &Side, metric: &str) -> Option<serde_json::Value> {
+    match metric {
+        "FLOP" => Some(s.flop.into()),
+        "bytes" => s.bytes.map(Into::into),
+        "instructions" => s.instructions.map(Into::into),
+        _ => s.time_s.map(Into::into),
+    }
+}
+
+fn as_f64(v: &Option<serde_json::Value>) -> Option<f64> {
+    v.as_ref().and_then(serde_json::Value::as_f64)
+}
+
+fn side_json(s: Option<Side>) -> serde_json::Value {
+    match s {
+        None => serde_json::Value::Null,
+        Some(s) => serde_json::Value::Object(
+            ROW_METRICS
+                .iter()
+                .map(|m| {
+                    let key = if *m == "FLOP" { "flop" } else { m };
+                    (key.to_string(), row_metric(&s, m).unwrap_or_default())
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn rows_json(rows: &[RowChange]) -> serde_json::Value {
+    rows.iter()
+        .map(|r| {
+            let presence = match r.presence() {
+                Presence::Both => "both",
+                Presence::Added => "added",
+                Presence::Removed => "removed",
+            };
+            let ratio = |m: &str| {
+                let (a, b) = (
+                    as_f64(&r.a.as_ref().and_then(|s| row_metric(s, m))),
+                    as_f64(&r.b.as_ref().and_then(|s| row_metric(s, m))),
+                );
+                a.zip(b).filter(|(a, _)| *a != 0.0).map(|(a, b)| b / a)
+            };
+            serde_json::json!({
+                "name": r.label,
+                "presence": presence,
+                "a": side_json(r.a),
+                "b": side_json(r.b),
+                "flop_delta": i64::try_from(r.flop_delta()).ok(),
+                "flop_ratio": ratio("FLOP"),
+                "bytes_ratio": ratio("bytes"),
+                "time_ratio": ratio("time_s"),
+            })
+        })
+        .collect()
+}
+
+impl Diff {
+    /// The diff's data as one JSON document (`"schema":
+    /// "flopscope.diff/1"`): every compared count (changed or not) with A,
+    /// B, B - A and B / A; the rates with A, B and B / A; the functions and
+    /// loops with each side's FLOP, bytes, instructions and time. A value a
+    /// report does not have is `null`.
+    pub fn to_json(&self) -> String {
+        let counts: Vec<serde_json::Value> = self
+            .counts
+            .iter()
+            .map(|c| {
+                let (kind, name) = scope_parts(&c.scope);
+                serde_json::json!({
+                    "scope": kind,
+                    "name": name,
+                    "quantity": c.quantity,
+                    "a": c.a,
+                    "b": c.b,
+                    "delta": c.delta().and_then(|d| i64::try_from(d).ok()),
+                    "ratio": count_ratio(c.a, c.b),
+                })
+            })
+            .collect();
+        let rates: Vec<serde_json::Value> = self
+            .rates
+            .iter()
+            .map(|r| {
+                let (kind, name) = scope_parts(&r.scope);
+                serde_json::json!({
+                    "scope": kind,
+                    "name": name,
+                    "quantity": r.quantity,
+                    "a": r.a,
+                    "b": r.b,
+                    "ratio": r.ratio(),
+                    "a_min_max": r.spread_a.map(|(lo, hi)| [lo, hi]),
+                    "b_min_max": r.spread_b.map(|(lo, hi)| [lo, hi]),
+                    "within_noise": r.within_noise(),
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "schema": "flopscope.diff/1",
+            "a": self.a_label,
+            "b": self.b_label,
+            "counts": counts,
+            "rates": rates,
+            "functions": rows_json(&self.rows.functions),
+            "loops": rows_json(&self.rows.loops),
+            "note": self.rows.note,
+        });
+        let mut s = serde_json::to_string_pretty(&doc).expect("a diff always serializes");
+        s.push('\n');
+        s
+    }
+
+    /// The diff's data as one CSV table, one row per compared quantity:
+    /// `scope` (`program`, `region`, `unmarked`, `function`, `loop`),
+    /// `name` (the region, function or loop; empty for the program and the
+    /// unmarked rest), `metric`, `a`, `b` and `ratio` (B / A); an empty cell
+    /// where a report does not have the value. Every count, changed or not.
+    pub fn csv(&self) -> String {
+        let mut out = String::from("scope,name,metric,a,b,ratio\n");
+        let num = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+        let int = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
+        let field = crate::render::csv_field;
+        for c in &self.counts {
+            let (kind, name) = scope_parts(&c.scope);
+            let _ = writeln!(
+                out,
+                "{kind},{},{},{},{},{}",
+                field(name),
+                field(&c.quantity),
+                int(c.a),
+                int(c.b),
+                num(count_ratio(c.a, c.b))
+            );
+        }
+        for r in &self.rates {
+            let (kind, name) = scope_parts(&r.scope);
+            let _ = writeln!(
+                out,
+                "{kind},{},{},{},{},{}",
+                field(name),
+                field(&r.quantity),
+                num(r.a),
+                num(r.b),
+                num(r.ratio())
+            );
+        }
+        let cell = |v: &Option<serde_json::Value>| match v {
+            Some(serde_json::Value::Number(n)) => n.to_string(),
+            _ => String::new(),
+        };
+        for (kind, rows) in [
+            ("function", &self.rows.functions),
+            ("loop", &self.rows.loops),
+        ] {
+            for r in rows {
+                for m in ROW_METRICS {
+                    let a = r.a.as_ref().and_then(|s| row_metric(s, m));
+                    let b = r.b.as_ref().and_then(|s| row_metric(s, m));
+                    let ratio = as_f64(&a)
+                        .zip(as_f64(&b))
+                        .filter(|(a, _)| *a != 0.0)
+                        .map(|(a, b)| b / a);
+                    let _ = writeln!(
+                        out,
+                        "{kind},{},{m},{},{},{}",
+                        field(&r.label),
+                        cell(&a),
+                        cell(&b),
+                        num(ratio)
+                    );
+                }
+            }
+        }
         out
     }
 }
@@ -452,10 +708,84 @@ mod tests {
         assert!(d
             .table(true)
             .contains("total                FLOP                "));
+        let v: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
+        let row = v["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["scope"] == "program" && c["quantity"] == "FLOP fp64 scalar")
+            .unwrap();
+        assert_eq!(
+            (row["a"].as_u64(), row["b"].as_u64()),
+            (Some(8000), Some(0))
+        );
+        assert_eq!(
+            (row["delta"].as_i64(), row["ratio"].as_f64()),
+            (Some(-8000), Some(0.0))
+        );
+        let time = v["rates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["scope"] == "region" && r["name"] == "axpy" && r["quantity"] == "time")
+            .unwrap();
+        assert_eq!(time["ratio"].as_f64(), Some(0.25));
+        let csv = d.csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "scope,name,metric,a,b,ratio");
+        assert!(lines.iter().all(|l| l.split(',').count() == 6), "{csv}");
+        assert!(lines.contains(&"program,,FLOP,8000,8000,1"), "{csv}");
+        assert!(lines.contains(&"region,setup,entries,1,,"), "{csv}");
+        assert!(lines.contains(&"region,axpy,time,2,0.5,0.25"), "{csv}");
         let md = d.markdown(false);
         assert!(
             md.contains("| axpy | FLOP fp64 256-bit | 0 | 8,000 | +8,000 | new |"),
             "{md}"
+        );
+    }
+
+    #[test]
+    fn time_changes_inside_the_run_to_run_spread_are_marked_as_noise() {
+        use crate::timing::{TimeSource, Timing};
+        let timed = |runs: Vec<f64>| {
+            let mut r = run(true);
+            let t = Timing::of_runs(TimeSource::NativeRuns, "native", runs, 0);
+            r.set_native_time(Some(Seconds(t.median_s)));
+            r.timing = Some(t);
+            r
+        };
+        // 10.6 ms against 17.9 ms looks like a change; their runs overlap.
+        let (a, b) = (
+            timed(vec![0.0106, 0.0150, 0.0190]),
+            timed(vec![0.0120, 0.0179, 0.0185]),
+        );
+        let d = diff(&a, &b, "a.json", "b.json");
+        let time = d
+            .rates
+            .iter()
+            .find(|r| r.scope == "total" && r.quantity == "time")
+            .unwrap();
+        assert_eq!(time.spread_a, Some((0.0106, 0.0190)));
+        assert_eq!(time.within_noise(), Some(true));
+        let t = d.table(false);
+        assert!(t.contains("(within noise)"), "{t}");
+        assert!(!t.contains("times are of one run each"), "{t}");
+        // Apart: a real change.
+        let fast = timed(vec![0.0050, 0.0051, 0.0052]);
+        let d = diff(&a, &fast, "a.json", "fast.json");
+        let time = d
+            .rates
+            .iter()
+            .find(|r| r.scope == "total" && r.quantity == "time")
+            .unwrap();
+        assert_eq!(time.within_noise(), Some(false));
+        assert!(!d.table(false).contains("(within noise)"));
+        // One run each: the spread is unknown, and the table says so.
+        let d = diff(&run(true), &run(false), "a.json", "b.json");
+        assert!(
+            d.table(false).contains("times are of one run each"),
+            "{}",
+            d.table(false)
         );
     }
 }

@@ -23,6 +23,7 @@ pub mod diff;
 pub mod diff_where;
 pub mod engine;
 pub mod io;
+pub mod machine_record;
 pub mod markdown;
 pub mod matching;
 pub mod merge;
@@ -32,6 +33,7 @@ pub mod report;
 pub mod sde_mix;
 pub mod status;
 pub mod times;
+pub mod timing;
 pub mod units;
 pub mod vocab;
 
@@ -40,6 +42,7 @@ pub use ceilings::{BandwidthCeiling, Ceilings, ComputeCeiling};
 pub use counts::{Counts, FpKey, FpTally};
 pub use engine::{Engine, EngineError};
 pub use io::{write_atomic, IoError};
+pub use machine_record::MachineRecord;
 pub use report::{
     width_key, ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses,
     PeakRef, RankInfo, Region, Report, Summary, ThreadRow, WidthRow, SCHEMA,

@@ -57,6 +57,33 @@ pub enum MergeError {
     Overflow { what: String, label: String },
 }
 
+/// Why `sources` are not parts of one job (the ranks or processes of one
+/// run, whose counts add up): the first pair that ran different programs or
+/// was counted by different engines. Arguments may differ (ranks given their
+/// own input files). `None` when they are one job's.
+pub fn not_one_job(sources: &[Source]) -> Option<String> {
+    let first = sources.first()?;
+    for s in &sources[1..] {
+        let (a, b) = (&first.report, &s.report);
+        if a.command.first() != b.command.first() {
+            return Some(format!(
+                "{} ran `{}` and {} ran `{}`",
+                first.label,
+                a.command.join(" "),
+                s.label,
+                b.command.join(" ")
+            ));
+        }
+        if a.engine != b.engine {
+            return Some(format!(
+                "{} was counted by the {} engine and {} by the {} engine",
+                first.label, a.engine, s.label, b.engine
+            ));
+        }
+    }
+    None
+}
+
 /// One input of a merge: a report and the name to show for it (its file
 /// name, or its command).
 #[derive(Debug, Clone)]
@@ -672,6 +699,20 @@ pub fn merge(sources: Vec<Source>) -> Result<Merged> {
     } else {
         None
     };
+    // Ranks on nodes of one kind share their roofs.
+    top.machine = first.machine.clone().filter(|m| {
+        reports
+            .iter()
+            .all(|r| r.machine.as_ref().is_some_and(|o| o.identity == m.identity))
+    });
+    if let Some(m) = &mut top.machine {
+        if reports
+            .iter()
+            .any(|r| r.machine.as_ref().is_some_and(|o| o.host != m.host))
+        {
+            m.host = "several hosts".into();
+        }
+    }
     let (regions, region_warnings) = merge_regions(&sources)?;
     top.regions = regions;
     top.unmarked = if reports.iter().all(|r| r.unmarked.is_some()) {
@@ -1184,5 +1225,40 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.starts_with("the inputs were sampled differently")));
+    }
+}
+
+#[cfg(test)]
+mod job_tests {
+    use super::*;
+
+    fn source(label: &str, engine: &str, command: &[&str]) -> Source {
+        Source {
+            label: label.into(),
+            report: Report::new(engine, command.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn ranks_of_one_job_merge_and_different_programs_or_engines_are_named() {
+        let rank = |l| source(l, "emulate", &["./app", "in.dat"]);
+        assert_eq!(not_one_job(&[rank("r0.json"), rank("r1.json")]), None);
+        // Ranks may read their own inputs.
+        let other_input = source("r2.json", "emulate", &["./app", "in.2.dat"]);
+        assert_eq!(not_one_job(&[rank("r0.json"), other_input]), None);
+        assert_eq!(
+            not_one_job(&[
+                rank("a.json"),
+                source("b.json", "emulate", &["./app-avx2", "in.dat"])
+            ]),
+            Some("a.json ran `./app in.dat` and b.json ran `./app-avx2 in.dat`".into())
+        );
+        assert_eq!(
+            not_one_job(&[
+                rank("a.json"),
+                source("b.json", "native", &["./app", "in.dat"])
+            ]),
+            Some("a.json was counted by the emulate engine and b.json by the native engine".into())
+        );
     }
 }

@@ -114,6 +114,43 @@ pub fn share(part: u64, total: u64) -> String {
     }
 }
 
+/// A report of `flopscope time`: times, and "-" where nothing was counted.
+fn timing_only(r: &Report) -> String {
+    let mut out = format!(
+        "flopscope: {}  [timing only, {}]\n\nFLOP, bytes: - (not counted: merge with the `flopscope count` report of the same run)\n",
+        r.command.join(" "),
+        status_text(&r.exit_status)
+    );
+    let t = r.native_time_s.map(duration).unwrap_or_else(|| "-".into());
+    let _ = writeln!(out, "Time {t} (one uninstrumented run), GFLOP/s -");
+    for reg in &r.regions {
+        let t = reg
+            .native_time_s
+            .map(duration)
+            .unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            out,
+            "  region {:<24} entries {:>8}  time {t}",
+            reg.name, reg.entries
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "\nwarning: {w}");
+    }
+    out
+}
+
+/// Why a report has no time.
+fn no_time_reason(r: &Report) -> &'static str {
+    if r.engine == "emulate" {
+        "the emulate engine's run is far slower than the program's own; time it with --runs N (N uninstrumented runs after the counted one)"
+    } else if r.mpi.is_some() {
+        "an MPI rank runs once; time the job with `flopscope time` and merge the reports"
+    } else {
+        "nothing was timed"
+    }
+}
+
 /// Seconds with a unit that keeps three significant digits visible.
 pub fn duration(s: f64) -> String {
     match s {
@@ -139,6 +176,91 @@ fn region_line(r: &Region) -> String {
     )
 }
 
+/// How a process ended, in a few words.
+fn status_text(s: &crate::report::ExitStatus) -> String {
+    match s {
+        crate::report::ExitStatus::Code(c) => format!("exit {c}"),
+        crate::report::ExitStatus::Signal(s) => format!("killed by {s}"),
+        crate::report::ExitStatus::Unknown => "exit unknown".into(),
+    }
+}
+
+fn pid_text(pid: Option<u64>) -> String {
+    pid.map_or_else(|| "-".into(), |p| p.to_string())
+}
+
+/// The pids of the processes whose work region `name` holds: the children
+/// that marked it, and the first process if the job's region holds more
+/// than theirs (the job's regions are every process's, summed by name).
+fn region_processes(r: &Report, name: &str) -> Vec<String> {
+    let Some(job) = r.regions.iter().find(|g| g.name == name) else {
+        return Vec::new();
+    };
+    let mut pids = Vec::new();
+    let (mut entries, mut flop) = (0u64, 0u64);
+    for p in &r.processes {
+        if let Some(g) = p.regions.iter().find(|g| g.name == name) {
+            entries += g.entries;
+            flop += g.summary.flop.total;
+            pids.push(pid_text(p.pid));
+        }
+    }
+    if job.entries > entries || job.summary.flop.total > flop {
+        pids.insert(0, pid_text(r.pid));
+    }
+    pids
+}
+
+/// The job's processes, one row each: the first (its own counts are the
+/// job's less its children's), then every child, with pid, how it ended,
+/// FLOP, bytes and command.
+fn processes_table(out: &mut String, r: &Report) {
+    if r.processes.is_empty() {
+        return;
+    }
+    let bytes = |s: &Summary| s.bytes.map(|b| b.total().0);
+    let cell = |n: Option<u64>| n.map(thousands).unwrap_or_else(|| "-".into());
+    let _ = writeln!(
+        out,
+        "\nProcesses {:>8}  {:<18} {:>18} {:>16}  command",
+        "pid", "ended", "FLOP", "bytes"
+    );
+    let children_flop: u64 = r.processes.iter().map(|p| p.summary.flop.total).sum();
+    let children_bytes: Option<u64> = r.processes.iter().map(|p| bytes(&p.summary)).sum();
+    let mut row = |pid: Option<u64>, status: &crate::report::ExitStatus, flop, b, cmd: String| {
+        let _ = writeln!(
+            out,
+            "  {:>16}  {:<18} {:>18} {:>16}  {cmd}",
+            pid_text(pid),
+            status_text(status),
+            thousands(flop),
+            cell(b)
+        );
+    };
+    row(
+        r.pid,
+        &r.exit_status,
+        r.summary.flop.total.saturating_sub(children_flop),
+        bytes(&r.summary)
+            .zip(children_bytes)
+            .map(|(t, c)| t.saturating_sub(c)),
+        r.command.join(" "),
+    );
+    for p in &r.processes {
+        let command = match p.fork_of {
+            Some(parent) => format!("fork of {} (pid {parent})", p.command.join(" ")),
+            None => p.command.join(" "),
+        };
+        row(
+            p.pid,
+            &p.exit_status,
+            p.summary.flop.total,
+            bytes(&p.summary),
+            command,
+        );
+    }
+}
+
 /// The table `flopscope count` prints, with the ten top functions and loops.
 pub fn table(r: &Report) -> String {
     table_top(r, 10)
@@ -146,12 +268,11 @@ pub fn table(r: &Report) -> String {
 
 /// [`table`] with `top` rows of functions and loops.
 pub fn table_top(r: &Report, top: usize) -> String {
+    if r.engine == crate::times::TIME_ENGINE {
+        return timing_only(r);
+    }
     let mut out = String::new();
-    let status = match &r.exit_status {
-        crate::report::ExitStatus::Code(c) => format!("exit {c}"),
-        crate::report::ExitStatus::Signal(s) => format!("killed by {s}"),
-        crate::report::ExitStatus::Unknown => "exit unknown".into(),
-    };
+    let status = status_text(&r.exit_status);
     let _ = writeln!(
         out,
         "flopscope: {}  [engine {}, {status}, {}]\n",
@@ -170,7 +291,13 @@ pub fn table_top(r: &Report, top: usize) -> String {
             "entries", "FLOP", "bytes read", "bytes written", "time", "GFLOP/s"
         );
         for reg in &r.regions {
-            let _ = writeln!(out, "{}", region_line(reg));
+            let _ = write!(out, "{}", region_line(reg));
+            let pids = region_processes(r, &reg.name);
+            if !r.processes.is_empty() && !pids.is_empty() {
+                let s = if pids.len() > 1 { "es" } else { "" };
+                let _ = write!(out, "  (process{s} {})", pids.join(", "));
+            }
+            out.push('\n');
         }
         if let Some(u) = &r.unmarked {
             let rest = Region {
@@ -199,7 +326,18 @@ pub fn table_top(r: &Report, top: usize) -> String {
     }
     match (r.native_time_s, r.gflops) {
         (Some(t), Some(g)) => {
-            let _ = write!(out, "\nNative time {t:.6} s, {g:.3} GFLOP/s");
+            match &r.timing {
+                Some(timing) => {
+                    let _ = write!(
+                        out,
+                        "\nTime {t:.6} s ({}), {g:.3} GFLOP/s",
+                        timing.describe()
+                    );
+                }
+                None => {
+                    let _ = write!(out, "\nNative time {t:.6} s, {g:.3} GFLOP/s");
+                }
+            }
             if let (Some(pct), Some(p)) = (r.percent_of_peak(), &r.peak) {
                 let _ = write!(
                     out,
@@ -209,12 +347,16 @@ pub fn table_top(r: &Report, top: usize) -> String {
             }
             out.push('\n');
         }
-        _ => out.push_str("\nNo native time (FLOP/s not measured)\n"),
+        _ => out.push_str(&format!("\nNo time, so no FLOP/s: {}\n", no_time_reason(r))),
     }
-    if let Some(e) = r.engine_time_s {
+    let timed_apart = r
+        .timing
+        .as_ref()
+        .is_none_or(|t| t.source != crate::timing::TimeSource::CountedRun);
+    if let Some(e) = r.engine_time_s.filter(|_| timed_apart) {
         let _ = write!(out, "Counted in {e:.6} s under the {} engine", r.engine);
         if let Some(n) = r.native_time_s.filter(|n| *n > 0.0) {
-            let _ = write!(out, " ({:.2}x the native run)", e / n);
+            let _ = write!(out, " ({:.2}x the uninstrumented run)", e / n);
         }
         out.push('\n');
     }
@@ -230,14 +372,7 @@ pub fn table_top(r: &Report, top: usize) -> String {
             );
         }
     }
-    for p in &r.processes {
-        let _ = writeln!(
-            out,
-            "\nChild process {}: FLOP {}",
-            p.command.join(" "),
-            thousands(p.summary.flop.total)
-        );
-    }
+    processes_table(&mut out, r);
     for w in &r.warnings {
         let _ = writeln!(out, "\nwarning: {w}");
     }
@@ -324,7 +459,8 @@ pub fn csv(r: &Report) -> String {
     out
 }
 
-fn csv_field(s: &str) -> String {
+/// A CSV cell: quoted when it holds a comma, a quote or a line break.
+pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -382,7 +518,7 @@ mod tests {
         let t = table(&r);
         assert!(
             t.contains(&format!(
-                "Counted in 0.300000 s under the {} engine (1.50x the native run)",
+                "Counted in 0.300000 s under the {} engine (1.50x the uninstrumented run)",
                 r.engine
             )),
             "{t}"
@@ -401,7 +537,42 @@ mod tests {
             t.contains("Arithmetic intensity: 0.1250 FLOP/byte (L1)"),
             "{t}"
         );
-        assert!(t.contains("No native time"), "{t}");
+        assert!(t.contains("\nNo time, so no FLOP/s: "), "{t}");
+    }
+
+    #[test]
+    fn a_timing_report_shows_no_counts_and_no_rate() {
+        let mut r = Report::new(crate::times::TIME_ENGINE, vec!["./app".into()]);
+        r.exit_status = crate::ExitStatus::Code(0);
+        r.set_native_time(Some(crate::units::Seconds(0.25)));
+        let t = table(&r);
+        assert!(t.contains("FLOP, bytes: - (not counted"), "{t}");
+        assert!(
+            t.contains("Time 250.000 ms (one uninstrumented run), GFLOP/s -"),
+            "{t}"
+        );
+        assert!(!t.contains("FLOP     "), "{t}");
+    }
+
+    #[test]
+    fn the_time_line_says_which_run_it_is_from() {
+        let mut r = report();
+        r.engine = "native".into();
+        r.engine_time_s = Some(0.5);
+        r.set_native_time(Some(crate::units::Seconds(0.5)));
+        r.timing = Some(crate::timing::Timing::of_runs(
+            crate::timing::TimeSource::CountedRun,
+            "native",
+            vec![0.5],
+            0,
+        ));
+        let t = table(&r);
+        assert!(
+            t.contains("\nTime 0.500000 s (from the counted run under the native engine, its overhead included; --runs N times uninstrumented runs), 0.000 GFLOP/s"),
+            "{t}"
+        );
+        // The counted run is the timed one: no second line about it.
+        assert!(!t.contains("Counted in"), "{t}");
     }
 
     #[test]

@@ -360,13 +360,26 @@ pub struct Report {
     pub command: Vec<String>,
     pub exit_status: ExitStatus,
     pub complete: bool,
+    /// The process id, where an engine recorded it (of the first process at
+    /// the top of a counted run; of each process in `processes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u64>,
+    /// A process in `processes` that never started a program of its own (a
+    /// fork that did not exec): the pid it was forked from. Its `command`
+    /// is then that process's, the program it went on running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_of: Option<u64>,
     /// Set when a launcher (mpirun, srun) started this process as a rank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mpi: Option<RankInfo>,
     #[serde(flatten)]
     pub summary: Summary,
+    /// The wall time FLOP/s are computed from (see `timing` for which run).
     pub native_time_s: Option<f64>,
     pub gflops: Option<f64>,
+    /// Which run `native_time_s` comes from, and its spread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<crate::timing::Timing>,
     /// Wall seconds of the counted run itself (the program under the
     /// engine, start to exit): with `native_time_s`, the cost of counting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -376,6 +389,9 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram_bytes: Option<ByteTotals>,
     pub peak: Option<PeakRef>,
+    /// The machine the program ran on (`count`), with its roofs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::MachineRecord>,
     #[serde(default)]
     pub threads: Vec<ThreadRow>,
     #[serde(default)]
@@ -397,6 +413,10 @@ pub struct Report {
     pub lines: Vec<crate::LineRow>,
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// What holds for every run of the engine (its known limits): in the
+    /// JSON, not repeated on every run's table and stderr.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -409,14 +429,18 @@ impl Report {
             command,
             exit_status: ExitStatus::Unknown,
             complete: false,
+            pid: None,
+            fork_of: None,
             mpi: None,
             summary: Summary::default(),
             native_time_s: None,
             gflops: None,
+            timing: None,
             engine_time_s: None,
             arithmetic_intensity: Intensity::default(),
             dram_bytes: None,
             peak: None,
+            machine: None,
             threads: Vec::new(),
             processes: Vec::new(),
             regions: Vec::new(),
@@ -426,6 +450,7 @@ impl Report {
             loops: Vec::new(),
             lines: Vec::new(),
             warnings: Vec::new(),
+            notes: Vec::new(),
         }
     }
 

@@ -48,6 +48,10 @@ pub enum Piece {
         target: Target,
     },
     Label(u32),
+    /// Where the copy of the program's instruction at this offset from the
+    /// block's start begins (no bytes): [`layout_marked`] reports it, for
+    /// mapping a sampled cache address back (crate::cachemap).
+    Mark(u32),
 }
 
 /// Pieces of one block, with helpers for every form the runtime adds.
@@ -56,6 +60,8 @@ pub struct Code {
     buf: Vec<u8>,
     pub pieces: Vec<Piece>,
     next_label: u32,
+    /// [`Code::mark`] records marks (the counted run is sampled).
+    pub marking: bool,
 }
 
 /// Register numbers of the hand-encoded forms.
@@ -69,6 +75,7 @@ impl Code {
             buf: Vec::with_capacity(bytes),
             pieces: Vec::with_capacity(8),
             next_label: 0,
+            marking: false,
         }
     }
 
@@ -131,6 +138,13 @@ impl Code {
 
     pub fn place(&mut self, label: u32) {
         self.pieces.push(Piece::Label(label));
+    }
+    /// Marks where the copy of the program's instruction `offset` bytes
+    /// into the block starts (when `marking`).
+    pub fn mark(&mut self, offset: u32) {
+        if self.marking {
+            self.pieces.push(Piece::Mark(offset));
+        }
     }
     /// `mov gs:[off], reg` (rax or rcx).
     pub fn store_gs(&mut self, off: i32, reg: u8) {
@@ -263,6 +277,18 @@ pub fn layout(code: &Code, at: u64) -> Result<Vec<u8>, String> {
 
 /// [`layout`] into `out` (cleared first), whose allocation a caller reuses.
 pub fn layout_into(code: &Code, at: u64, out: &mut Vec<u8>) -> Result<(), String> {
+    layout_marked(code, at, out, &mut Vec::new())
+}
+
+/// [`layout_into`], and each [`Piece::Mark`] as (offset in `out`, its
+/// program offset) in `marks` (cleared first), in order.
+pub fn layout_marked(
+    code: &Code,
+    at: u64,
+    out: &mut Vec<u8>,
+    marks: &mut Vec<(u32, u32)>,
+) -> Result<(), String> {
+    marks.clear();
     let Code { buf, pieces, .. } = code;
     let range = |start: &u32, end: &u32| &buf[*start as usize..*end as usize];
     // Pass 1: offsets (far absolute branches take the long forms). Labels
@@ -294,6 +320,7 @@ pub fn layout_into(code: &Code, at: u64, out: &mut Vec<u8>) -> Result<(), String
                 }
                 0
             }
+            Piece::Mark(_) => 0,
             Piece::Branch { cc, target } => {
                 let far_form = matches!(target, Target::Abs(t) if !near(at + off, *t));
                 if far_form {
@@ -343,6 +370,7 @@ pub fn layout_into(code: &Code, at: u64, out: &mut Vec<u8>) -> Result<(), String
         match p {
             Piece::Bytes { start, end } => out.extend_from_slice(range(start, end)),
             Piece::Label(_) => {}
+            Piece::Mark(offset) => marks.push((out.len() as u32, *offset)),
             Piece::Rip {
                 start,
                 end,

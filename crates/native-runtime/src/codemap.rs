@@ -76,6 +76,7 @@ fn reload(maps: &mut Vec<Mapping>) {
     }
     let text = String::from_utf8_lossy(&text).into_owned();
     *maps = parse(&text);
+    crate::sampling::maps_changed(&text);
     TEXTS.lock().unwrap_or_else(|e| e.into_inner()).push(text);
 }
 

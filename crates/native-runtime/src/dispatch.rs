@@ -88,6 +88,7 @@ pub fn fatal(pc: u64, msg: &str) -> ! {
     sys::write_all(2, text.as_bytes());
     out::note_unsupported(pc, msg);
     out::flush(false);
+    crate::sampling::finish(false);
     // SAFETY: ends the process.
     unsafe { sys::syscall6(libc::SYS_exit_group as u64, [125, 0, 0, 0, 0, 0]) };
     unreachable!("exit_group returned")

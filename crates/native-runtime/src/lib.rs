@@ -14,16 +14,20 @@
 //!   readable code is; [`cpu`]: extensions this processor lacks.
 //! - [`asm`]: dispatcher entry/exit, resume, thread clone, sigreturn;
 //!   [`dispatch`]: the dispatcher; [`syscalls`]: the program's system calls;
-//!   [`signals`]; [`regions`]: markers and SSC marks; [`thread`],
+//!   [`signals`]; [`regions`]: markers and SSC marks, [`region_times`]: their wall times; [`thread`],
 //!   [`header`]: per-thread state behind `gs`; [`out`]: the counter file;
 //!   [`alloc`]: the runtime's allocator; [`sys`]: raw system calls;
 //!   [`attribution`]: the code table and block counters written beside the
 //!   counter file, for functions, loops and lines.
+//! - [`sampling`]: the counted run's program counter sampled on CPU-time
+//!   timers (time per function), mapped back from the cache by
+//!   [`cachemap`].
 
 pub mod alloc;
 pub mod asm;
 pub mod attribution;
 pub mod cache;
+pub mod cachemap;
 pub mod code;
 pub mod codemap;
 pub mod cpu;
@@ -31,7 +35,9 @@ pub mod dispatch;
 pub mod emit;
 pub mod header;
 pub mod out;
+pub mod region_times;
 pub mod regions;
+pub mod sampling;
 pub mod signals;
 pub mod slots;
 pub mod stats;
@@ -94,6 +100,9 @@ fs_init_stub:
 pub const OUT_ENV: &str = "FLOPSCOPE_NATIVE_OUT";
 /// Set: programs the counted one starts with exec run uncounted.
 pub const NO_FOLLOW_ENV: &str = "FLOPSCOPE_NATIVE_NO_FOLLOW";
+/// The directory the counted run's samples go to ([`sampling`]); unset:
+/// not sampled (no timer, no handler).
+pub const SAMPLES_ENV: &str = "FLOPSCOPE_NATIVE_SAMPLES";
 
 /// Sets the engine up and returns the cache address of the constructor's
 /// return address (0: run natively, uncounted).
@@ -143,6 +152,11 @@ pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
         );
     }
     signals::install_fatal();
+    if let Some(dir) = std::env::var_os(SAMPLES_ENV).filter(|d| !d.is_empty()) {
+        if let Err(e) = sampling::start(&dir.to_string_lossy(), th.index) {
+            sampling::warn(&e);
+        }
+    }
     // SAFETY: the stub passes the address of its return address.
     let ret = unsafe { *ret_slot };
     match translator::lookup_or_translate(ret) {

@@ -92,11 +92,36 @@ pub fn attach(path: &str) -> Result<(), String> {
         if std::env::var_os(crate::NO_FOLLOW_ENV).is_some() {
             return Err(NOT_FOLLOWED.into());
         }
-        return start_own(&format!("{path}.exec.{pid}.{}", now_ns()), pid);
+        start_own(&format!("{path}.exec.{pid}.{}", now_ns()), pid)?;
+        if let Some(v) = view() {
+            // SAFETY: the new file is this process's; no other thread runs yet.
+            unsafe { write_own_command(&v) };
+        }
+        return Ok(());
     }
+    // SAFETY: the file's owner, before any other thread runs.
+    unsafe { write_own_command(&v) };
     BASE.store(p, Ordering::Release);
     *PATH.lock().unwrap_or_else(|e| e.into_inner()) = path.to_string();
     Ok(())
+}
+
+/// Records the program's command line, as the kernel gave it.
+///
+/// # Safety
+/// Only the process owning the file's view may call it, from one thread.
+unsafe fn write_own_command(v: &View) {
+    if let Ok(args) = std::fs::read("/proc/self/cmdline") {
+        // SAFETY: per the contract.
+        unsafe { layout::write_command(v, &args) };
+    }
+}
+
+/// Records how the process ends (exit, fatal signal, exec).
+pub fn note_end(end: layout::ProcessEnd) {
+    if let Some(v) = view() {
+        layout::record_end(&v, end);
+    }
 }
 
 /// Why an exec'd program is not taken over (`--no-follow`).
@@ -134,8 +159,21 @@ pub fn after_fork() {
         .map(|t| t.slots.descs.len())
         .unwrap_or(0);
     thread::reset_after_fork(thread::current(), slots);
+    crate::region_times::after_fork();
+    let parent = view().map(|v| {
+        let command = v
+            .bytes(layout::COMMAND_TEXT, layout::COMMAND_BYTES)
+            .to_vec();
+        (command, layout::load(v.word(word::PID)))
+    });
     if start_own(&format!("{path}.fork.{pid}"), pid).is_err() {
         BASE.store(std::ptr::null_mut(), Ordering::Release);
+    } else if let (Some(v), Some((command, parent_pid))) = (view(), parent) {
+        // The child runs its parent's program: its command line, and whose fork it is.
+        // SAFETY: the new file is this process's alone.
+        unsafe { v.write_bytes(layout::COMMAND_TEXT, &command) };
+        v.word(word::PARENT_PID)
+            .store(parent_pid, Ordering::Relaxed);
     }
 }
 
@@ -215,6 +253,7 @@ pub fn flush(finished: bool) {
     let Some(v) = view() else { return };
     let t0 = crate::stats::now();
     flush_counts(v, finished);
+    crate::region_times::write();
     if crate::dispatch::debug() {
         let took = (crate::stats::now() - t0) as f64 / 1e6;
         crate::sys::write_all(

@@ -72,7 +72,7 @@ pub fn marker(kind: u8, name: &[u8]) {
     let Some(v) = out::view() else { return };
     let th = thread::current();
     let cur = th.state.load(Ordering::Acquire);
-    let next = {
+    let (id, next) = {
         let mut g = TABLES.lock().unwrap_or_else(|e| e.into_inner());
         let t = g.get_or_insert_with(RegionTables::default);
         let Some(id) = t.region_id(&v, name) else {
@@ -82,18 +82,22 @@ pub fn marker(kind: u8, name: &[u8]) {
             );
             return;
         };
-        t.transition(
-            &v,
-            cur,
-            if kind == BEGIN {
-                Event::Begin(id)
-            } else {
-                Event::End(id)
-            },
-        )
+        let event = if kind == BEGIN {
+            Event::Begin(id)
+        } else {
+            Event::End(id)
+        };
+        (id, t.transition(&v, cur, event))
     };
     if kind == BEGIN && next != cur {
         th.entries[next as usize].fetch_add(1, Ordering::AcqRel);
+    }
+    if next != cur {
+        if kind == BEGIN {
+            crate::region_times::begin(id.into(), name, th.index);
+        } else {
+            crate::region_times::end(id.into(), th.index);
+        }
     }
     if !th.switch_to(next) {
         note_mismatch(

@@ -50,7 +50,8 @@ const ENTRY: u64 = 96;
 
 extern "C" {
     fn fs_signal_entry();
-    fn fs_restore_rt();
+    /// `rt_sigreturn`: the restorer of the runtime's own handlers.
+    pub fn fs_restore_rt();
     /// Sets the signal mask to gs:[MASK], then jumps to gs:[NEXT], with
     /// every register of the program intact: pending signals are delivered
     /// here, outside the dispatcher, and their handlers run in the cache.
@@ -236,7 +237,25 @@ const SA_RESTORER: u64 = 0x0400_0000;
 const SA_ONSTACK: u64 = 0x0800_0000;
 
 fn ours(h: u64) -> bool {
-    h == fs_signal_entry as *const () as u64 || h == fatal_handler as *const () as u64
+    h == fs_signal_entry as *const () as u64
+        || h == fatal_handler as *const () as u64
+        || h == crate::sampling::handler_address()
+}
+
+/// The disposition the program set for `sig` (0 SIG_DFL, 1 SIG_IGN, or its
+/// handler), as it reads it back.
+pub fn app_handler(sig: usize) -> u64 {
+    APP_HANDLER
+        .get(sig)
+        .map_or(0, |h| h.load(Ordering::Acquire))
+}
+
+/// Records a disposition the program has without having set it through
+/// `rt_sigaction` (SIG_IGN inherited across exec).
+pub fn set_app_handler(sig: usize, h: u64) {
+    if let Some(a) = APP_HANDLER.get(sig) {
+        a.store(h, Ordering::Release);
+    }
 }
 
 /// The program's `rt_sigaction(sig, act, oact, size)`.
@@ -247,6 +266,27 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
         return unsafe { syscall6(libc::SYS_rt_sigaction as u64, a) };
     }
     let old_app = APP_HANDLER[sig].load(Ordering::Acquire);
+    if sig == libc::SIGPROF as usize && act != 0 && crate::sampling::owns_sigprof() {
+        // SAFETY: the program passed a struct sigaction.
+        let h = unsafe { (*(act as *const KernelSigaction)).handler };
+        if h <= 1 {
+            // SIG_DFL or SIG_IGN: the sampling handler stays; SIGPROFs not
+            // its timers' follow the program's choice (sampling.rs).
+            if oact != 0 {
+                // SAFETY: the program passed room for the old action.
+                unsafe {
+                    *(oact as *mut KernelSigaction) = KernelSigaction {
+                        handler: old_app,
+                        ..Default::default()
+                    }
+                };
+            }
+            APP_HANDLER[sig].store(h, Ordering::Release);
+            return 0;
+        }
+        // A handler of its own: SIGPROF is the program's from now on.
+        crate::sampling::give_up();
+    }
     let mut mine = KernelSigaction::default();
     let mut new_handler = None;
     if act != 0 {
@@ -282,7 +322,13 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
         if oact != 0 {
             // SAFETY: the kernel just wrote it.
             let o = unsafe { &mut *(oact as *mut KernelSigaction) };
-            if ours(o.handler) {
+            if o.handler == crate::sampling::handler_address() {
+                // The runtime's sampling handler: the program set none.
+                *o = KernelSigaction {
+                    handler: old_app,
+                    ..Default::default()
+                };
+            } else if ours(o.handler) {
                 o.handler = old_app;
             }
         }
@@ -330,7 +376,9 @@ pub fn install_fatal() {
 extern "C" fn fatal_handler(sig: i32, _info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
     static ONCE: AtomicBool = AtomicBool::new(false);
     if !ONCE.swap(true, Ordering::AcqRel) {
+        out::note_end(flopscope_counter_file::layout::ProcessEnd::Signal(sig));
         out::flush(false);
+        crate::sampling::finish(false);
     }
     let dfl = KernelSigaction::default();
     // SAFETY: back to the default action, then the signal again: the process

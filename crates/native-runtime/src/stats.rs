@@ -24,6 +24,11 @@ pub fn started() {
     START.store(now(), Ordering::Relaxed);
 }
 
+/// The clock at the take-over (names this process image's files).
+pub fn started_at() -> u64 {
+    START.load(Ordering::Relaxed)
+}
+
 /// Nanoseconds since the take-over.
 pub fn since_start() -> u64 {
     now().saturating_sub(START.load(Ordering::Relaxed))

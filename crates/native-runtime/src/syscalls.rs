@@ -4,7 +4,8 @@
 //!   starts in the cache; `clone3` answers ENOSYS (libc then uses `clone`).
 //! - `fork`, `vfork` (run as fork), `clone` without CLONE_VM: the child
 //!   counts from zero into a counter file of its own.
-//! - `exit_group`, and `exit` of the last thread: counts written first.
+//! - `exit_group`, and `exit` of the last thread: counts written first,
+//!   with the exit code.
 //! - `execve`/`execveat`: counts written first (the exec'd program, if it
 //!   is dynamically linked, is taken over again and counted in its own file).
 //! - `rt_sigaction`, `rt_sigreturn`: handlers run in the cache (signals.rs).
@@ -16,7 +17,8 @@ use crate::asm::{fs_clone, fs_sigreturn, Context};
 use crate::dispatch::{fatal, gs_word};
 use crate::header;
 use crate::sys::syscall6;
-use crate::{out, signals, thread, translator};
+use crate::{out, sampling, signals, thread, translator};
+use flopscope_counter_file::layout::ProcessEnd;
 use std::sync::atomic::Ordering;
 
 const CLONE_VM: u64 = 0x100;
@@ -68,24 +70,36 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
             };
             if r == 0 {
                 out::after_fork();
+                sampling::after_fork();
             }
             r
         }
         libc::SYS_exit_group => {
+            out::note_end(ProcessEnd::Exited((a[0] & 0xff) as i32));
             out::flush(true);
+            sampling::finish(true);
             raw(nr, a)
         }
         libc::SYS_exit => {
             if thread::LIVE.fetch_sub(1, Ordering::AcqRel) == 1 {
+                out::note_end(ProcessEnd::Exited((a[0] & 0xff) as i32));
                 out::flush(true);
+                sampling::finish(true);
+            } else {
+                sampling::thread_exit();
             }
             raw(nr, a)
         }
         libc::SYS_execve | libc::SYS_execveat => {
+            out::note_end(ProcessEnd::Exec);
             out::flush(true);
+            sampling::before_exec();
             signals::unblock(masked);
             let r = raw(nr, a);
+            sampling::exec_failed();
             signals::block_again(masked);
+            // The exec failed: the program goes on.
+            out::note_end(ProcessEnd::NotSeen);
             out::flush(false);
             r
         }
@@ -173,6 +187,8 @@ fn new_thread(
     let r = unsafe { fs_clone(a[0], a[1], a[2], a[3], a[4], bank as u64) };
     if r < 0 {
         thread::LIVE.fetch_sub(1, Ordering::AcqRel);
+    } else {
+        sampling::thread_started(child.index, r as u64);
     }
     Ok(r)
 }

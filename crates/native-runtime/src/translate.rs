@@ -386,6 +386,7 @@ fn copy(dec: &Decoded, i: usize, code: &mut Code) {
     if raw.elided {
         return;
     }
+    mark(dec, i, code);
     if raw.len == 0 {
         return code.bytes(&[0x0f, 0x0b]); // ud2 for undecodable bytes
     }
@@ -395,6 +396,13 @@ fn copy(dec: &Decoded, i: usize, code: &mut Code) {
         Some(disp_at) => code.rip(bytes, disp_at, insn.memory_displacement64()),
         None => code.bytes(bytes),
     }
+}
+
+/// Marks where instruction `i`'s copy (or what stands for it) starts, for
+/// sampling (crate::cachemap).
+fn mark(dec: &Decoded, i: usize, code: &mut Code) {
+    let ip = dec.insns[i].0.ip();
+    code.mark(ip.saturating_sub(dec.pc) as u32);
 }
 
 /// `mov rax, <operand of the indirect jmp/call i>`: the same ModRM, SIB and
@@ -515,6 +523,7 @@ pub fn build(
     let live = flags_live_before(&dec.insns);
     let mut stat = Desc::with_capacity(8);
     let mut code = Code::with_capacity(dec.insns.len() * 8);
+    code.marking = crate::sampling::on();
     slots.pc = dec.pc;
     let first_slot = slots.descs.len() as u32;
     let block_slot = slots.reserve();
@@ -596,6 +605,7 @@ pub fn build(
                 code.place(*label);
             }
             body.emit(&mut code, slot, slots, classifier, &mut uncounted_state);
+            mark(dec, dec.insns.len() - 1, &mut code);
             let next = if copy + 1 < UNROLL {
                 Target::Label(labels[copy + 1])
             } else {
@@ -632,6 +642,13 @@ pub fn build(
             resolver.resolve(t)?
         }))
     };
+    if !matches!(
+        dec.end,
+        End::FallTo(_) | End::Syscall { .. } | End::Marker { .. } | End::Ssc { .. }
+    ) {
+        // The terminator (branch, call, return) and what stands for it.
+        mark(dec, dec.insns.len() - 1, &mut code);
+    }
     match dec.end {
         End::FallTo(next) => code.jmp(target(resolver, next)?),
         End::Cond { taken, fall } => {
@@ -938,11 +955,16 @@ fn is_dword_index(m: Mnemonic) -> bool {
 }
 
 /// Lays a built block out at the arena's next address (through `scratch`,
-/// a buffer the caller keeps); returns it.
-pub fn place(code: &Code, arena: &mut Arena, scratch: &mut Vec<u8>) -> Result<u64, String> {
+/// a buffer the caller keeps, and `marks`, where its marks go); returns it.
+pub fn place(
+    code: &Code,
+    arena: &mut Arena,
+    scratch: &mut Vec<u8>,
+    marks: &mut Vec<(u32, u32)>,
+) -> Result<u64, String> {
     arena.align(16);
     let at = arena.next;
-    crate::code::layout_into(code, at, scratch)?;
+    crate::code::layout_marked(code, at, scratch, marks)?;
     arena
         .put(scratch)
         .ok_or_else(|| "the code cache arena is full".to_string())

@@ -22,8 +22,9 @@ pub struct Translator {
     pub ibl: IblTable,
     classifier: Classifier,
     bufs: Option<translate::Buffers>,
-    /// The laid-out bytes of the block being placed.
+    /// The laid-out bytes of the block being placed, and its marks.
     placed: Vec<u8>,
+    marks: Vec<(u32, u32)>,
     /// XSAVE-family instructions were translated (their bytes are not counted).
     pub uncounted_state: bool,
     /// The first block translated from a writable mapping, or in a range
@@ -48,6 +49,7 @@ pub fn init() -> Result<(), String> {
         classifier: Classifier::new(),
         bufs: None,
         placed: Vec::new(),
+        marks: Vec::new(),
         uncounted_state: false,
         generated_code_pc: None,
         profiles: Vec::new(),
@@ -143,8 +145,11 @@ impl Translator {
         let ai = match self.arenas.iter().position(|a| a.reaches(pc)) {
             Some(i) => i,
             None => {
-                self.arenas
-                    .push(Arena::near(pc).ok_or("cannot map a code cache arena")?);
+                let arena = Arena::near(pc).ok_or("cannot map a code cache arena")?;
+                if crate::sampling::on() {
+                    crate::cachemap::add_arena(arena.base, arena.end);
+                }
+                self.arenas.push(arena);
                 self.arenas.len() - 1
             }
         };
@@ -174,8 +179,17 @@ impl Translator {
         self.uncounted_state |= built.uncounted_state;
         let snapshot = crate::codemap::snapshot_count().saturating_sub(1);
         self.profiles.push((snapshot, built.profile));
-        let at = translate::place(&built.code, &mut self.arenas[ai], &mut self.placed)?;
+        let at = translate::place(
+            &built.code,
+            &mut self.arenas[ai],
+            &mut self.placed,
+            &mut self.marks,
+        )?;
         debug_assert_eq!(at, start);
+        if built.code.marking {
+            // Before any thread can run the block: a sample in it maps back.
+            crate::cachemap::publish(at, self.placed.len() as u32, pc, &self.marks);
+        }
         self.blocks.insert(pc, at);
         Ok(at)
     }

@@ -314,9 +314,7 @@ pub fn layout(
             _ if p.flop == 0 => Some("no FLOP".to_string()),
             // A loop's or function's: the run was sampled, but not there.
             (None, _) if p.area.is_some() => Some("no time: no sample fell in it".to_string()),
-            (None, _) => {
-                Some("no native time (run `flopscope count` without --no-native)".to_string())
-            }
+            (None, _) => Some("no time (count it natively, or with --runs N)".to_string()),
             (Some(g), _) if g <= 0.0 => Some("no FLOP/s".to_string()),
             (_, None) => Some("no byte counts".to_string()),
             _ => None,

@@ -104,7 +104,7 @@ pub fn flame(r: &Report, metric: Metric) -> Flame {
     let metric = if metric == Metric::Time && !timed {
         notes.push(
             "the report has no time per function: widths are FLOP. \
-             Time it with `flopscope count` without --no-native."
+             Time it: count under the native engine, or add --runs N to `flopscope count`."
                 .to_string(),
         );
         Metric::Flop

@@ -157,7 +157,7 @@ fn dots(
     if rows.iter().all(|w| w.gflops.is_none()) {
         notes.push(format!(
             "{prefix}{} {what}s hold {pct} of the FLOP or more, but the report has no time per {what}, so no GFLOP/s: \
-             they cannot be placed on the performance axis. Time them with `flopscope count` without --no-native. \
+             they cannot be placed on the performance axis. Time them: count under the native engine, or add --runs N to `flopscope count`. \
              Showing the whole program instead.",
             rows.len()
         ));
@@ -311,7 +311,7 @@ mod tests {
         );
         assert_eq!(p.points.len(), 1);
         assert!(p.points[0].whole_program);
-        assert!(p.notes[0].contains("without --no-native"), "{:?}", p.notes);
+        assert!(p.notes[0].contains("add --runs N"), "{:?}", p.notes);
     }
 
     #[test]

@@ -109,7 +109,7 @@ fn time_without_samples_falls_back_to_flop() {
     let g = flame(&r, Metric::Time);
     assert_eq!(g.metric, Metric::Flop);
     assert_eq!(g.root.value, r.summary.flop.total);
-    assert!(g.notes[0].contains("without --no-native"));
+    assert!(g.notes[0].contains("add --runs N"));
 }
 
 fn flame_svg() -> String {

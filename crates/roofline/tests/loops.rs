@@ -101,13 +101,13 @@ fn without_time_the_chart_shows_the_whole_program_and_says_why() {
     assert_eq!(labels(&c), ["whole program"]);
     assert_eq!(c.notes.len(), 1);
     assert!(
-        c.notes[0].contains("4 loops") && c.notes[0].contains("without --no-native"),
+        c.notes[0].contains("4 loops") && c.notes[0].contains("add --runs N"),
         "{}",
         c.notes[0]
     );
     let text = svg(&c).unwrap();
     assert!(text.contains("cannot be placed on the performance axis"));
-    assert!(text.contains("without --no-native"));
+    assert!(text.contains("add --runs N"));
     // The regions' chart is as before.
     let r = chart_of(&hot::report(false), PointSet::Regions, 0.01);
     assert!(r.notes.is_empty());

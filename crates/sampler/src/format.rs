@@ -47,6 +47,12 @@ pub mod word {
     pub const THREADS: usize = 9;
     /// Threads whose timer could not be armed (they are not sampled).
     pub const THREAD_FAILURES: usize = 10;
+    /// Intervals sampled while the thread ran the sampling engine's own
+    /// code rather than the program's: the native engine's runtime
+    /// (dispatcher, translator, its handlers) samples its counted run and
+    /// records no program counter for those. Not in the records; 0 in the
+    /// preload library's files (everything it samples is the program's).
+    pub const ENGINE_WEIGHT: usize = 11;
 }
 
 /// Bits of the `FLAGS` word.

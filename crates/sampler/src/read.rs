@@ -36,6 +36,12 @@ pub struct ProcessSamples {
     pub effective_signals: f64,
     /// Intervals sampled that did not fit in the file (not in `samples`).
     pub dropped: u64,
+    /// Intervals that landed in the engine's own code, not the program's
+    /// (the native engine's dispatcher and translator; `format::word::
+    /// ENGINE_WEIGHT`): not in `samples`. `total + engine_intervals +
+    /// dropped` intervals make the CPU time sampled; 0 for the preload
+    /// library.
+    pub engine_intervals: u64,
     /// The process exited through `exit` (not a kill, a crash, `_exit` or an
     /// exec).
     pub exited: bool,
@@ -201,6 +207,7 @@ fn read_samples_file(path: &Path) -> Result<Option<ProcessSamples>, SampleError>
             0.0
         },
         dropped: h(word::DROPPED),
+        engine_intervals: h(word::ENGINE_WEIGHT),
         exited: flags & flag::EXITED != 0,
         handler_replaced: flags & flag::HANDLER_REPLACED != 0,
         maps_untracked: flags & flag::MAPS_UNTRACKED != 0,
@@ -254,6 +261,7 @@ mod tests {
             (word::CPU_NS_AT_EXIT, 1_500_000_000),
             (word::THREADS, 3),
             (word::THREAD_FAILURES, 1),
+            (word::ENGINE_WEIGHT, 9),
         ];
         write(dir.path(), "samples.4242", &file(8, 6, &records, &set));
         write(
@@ -277,6 +285,7 @@ mod tests {
         assert!(p.exited && p.handler_replaced && !p.maps_untracked);
         assert_eq!(p.cpu_time_s, Some(1.5));
         assert_eq!((p.threads, p.thread_failures), (3, 1));
+        assert_eq!(p.engine_intervals, 9);
         assert_eq!(
             p.maps_text.as_deref(),
             Some("00400000-00401000 r-xp 0 0 0 /bin/x\n")
@@ -298,6 +307,7 @@ mod tests {
         );
         assert_eq!(procs[0].maps_text, None);
         assert_eq!((procs[0].total, procs[0].cpu_time_s), (0, None));
+        assert_eq!(procs[0].engine_intervals, 0);
         assert!(!procs[0].exited);
         assert_eq!(procs[1].maps_text.as_deref(), Some(""));
         assert_eq!((procs[1].total, procs[1].signals), (2, 2));

@@ -35,7 +35,15 @@ fn count(flopscope: &PathBuf, k: &KernelSpec, n: u64) -> Counted {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join(format!("{}-{n}.json", k.name));
     let run = Command::new(flopscope)
-        .args(["count", "--no-native", "--format", "json", "-o"])
+        .args([
+            "count",
+            "--engine",
+            "emulate",
+            "--no-native",
+            "--format",
+            "json",
+            "-o",
+        ])
         .arg(&out)
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_flopscope-bench-kernel"))

@@ -23,6 +23,22 @@ fn not_found_hint(name: &str) -> String {
     }
 }
 
+/// The `LD_PRELOAD` value for a run with flopscope's libraries `ours` (in
+/// order; `None`s skipped) loaded before the ones the user preloads; `None`
+/// when flopscope preloads nothing (the user's value is left as it is).
+pub fn preload_list<'a>(ours: impl IntoIterator<Item = Option<&'a Path>>) -> Option<String> {
+    let ours: Vec<String> = ours
+        .into_iter()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    if ours.is_empty() {
+        return None;
+    }
+    let theirs = std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty());
+    Some(ours.into_iter().chain(theirs).collect::<Vec<_>>().join(":"))
+}
+
 /// Resolves `name` the way a shell does: a path if it contains `/`, else the
 /// first executable match on PATH.
 pub fn resolve(name: &str) -> Result<PathBuf, ProgramError> {

@@ -135,7 +135,12 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     let counter_path = opts.work_dir.join("counters");
     let counters = CounterFile::create(&counter_path)
         .map_err(|e| QemuError::CounterFile(counter_path.clone(), e))?;
-    let mut plugin_arg = format!("{},out={}", opts.plugin.display(), counter_path.display());
+    let mut plugin_arg = format!(
+        "{},out={},cmd={}",
+        opts.plugin.display(),
+        counter_path.display(),
+        command_hex(argv)
+    );
     if let Some((start, stop)) = opts.ssc_marks {
         plugin_arg.push_str(&format!(",ssc_start={start:#x},ssc_stop={stop:#x}"));
         if opts.ssc_once {
@@ -146,16 +151,10 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     cmd.arg("-cpu").arg("max").arg("-plugin").arg(plugin_arg);
     // Tells the Rust markers (flopscope-markers) that this run is counted.
     cmd.env("FLOPSCOPE_COUNTING", "1");
-    let ours: Vec<String> = [&opts.exec_shim, &opts.likwid_markers]
-        .into_iter()
-        .flatten()
-        .map(|p| p.display().to_string())
-        .collect();
-    if !ours.is_empty() {
+    let ours = [&opts.exec_shim, &opts.likwid_markers].map(|p| p.as_deref());
+    if let Some(preload) = super::program::preload_list(ours) {
         // The guest alone preloads the shim and the LIKWID markers (-E),
         // before the program's own preloads; QEMU itself must not.
-        let theirs = std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty());
-        let preload = ours.into_iter().chain(theirs).collect::<Vec<_>>().join(":");
         cmd.arg("-E").arg(format!("LD_PRELOAD={preload}"));
         cmd.env_remove("LD_PRELOAD");
     }
@@ -199,6 +198,19 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         report,
         unsupported: main.unsupported,
     })
+}
+
+/// `argv` as the plugin's `cmd=` argument: each argument ended by a NUL,
+/// cut to the counter file's room, in hexadecimal (QEMU splits plugin
+/// arguments at commas).
+pub fn command_hex(argv: &[String]) -> String {
+    let mut raw = Vec::new();
+    for a in argv {
+        raw.extend_from_slice(a.as_bytes());
+        raw.push(0);
+    }
+    raw.truncate(flopscope_counter_file::layout::COMMAND_BYTES);
+    raw.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn human(n: u64) -> String {

@@ -48,6 +48,9 @@ pub type vcpu_tb_trans_cb_t = extern "C" fn(qemu_plugin_id_t, *mut qemu_plugin_t
 pub type vcpu_mem_cb_t = extern "C" fn(c_uint, qemu_plugin_meminfo_t, u64, *mut c_void);
 pub type udata_cb_t = extern "C" fn(qemu_plugin_id_t, *mut c_void);
 pub type vcpu_syscall_ret_cb_t = extern "C" fn(qemu_plugin_id_t, c_uint, i64, i64);
+/// `qemu_plugin_vcpu_syscall_cb_t`: the number and eight arguments.
+pub type vcpu_syscall_cb_t =
+    extern "C" fn(qemu_plugin_id_t, c_uint, i64, u64, u64, u64, u64, u64, u64, u64, u64);
 
 /// The subset of the API flopscope uses, resolved once at install time.
 pub struct Api {
@@ -60,6 +63,7 @@ pub struct Api {
     pub register_vcpu_mem_cb:
         unsafe extern "C" fn(*mut qemu_plugin_insn, vcpu_mem_cb_t, c_int, c_int, *mut c_void),
     pub register_vcpu_syscall_ret_cb: unsafe extern "C" fn(qemu_plugin_id_t, vcpu_syscall_ret_cb_t),
+    pub register_vcpu_syscall_cb: unsafe extern "C" fn(qemu_plugin_id_t, vcpu_syscall_cb_t),
     pub register_atexit_cb: unsafe extern "C" fn(qemu_plugin_id_t, udata_cb_t, *mut c_void),
     pub tb_n_insns: unsafe extern "C" fn(*const qemu_plugin_tb) -> usize,
     pub tb_get_insn: unsafe extern "C" fn(*const qemu_plugin_tb, usize) -> *mut qemu_plugin_insn,
@@ -108,6 +112,7 @@ pub fn resolve() -> Result<&'static Api, String> {
             register_vcpu_insn_exec_cb: sym(c"qemu_plugin_register_vcpu_insn_exec_cb")?,
             register_vcpu_mem_cb: sym(c"qemu_plugin_register_vcpu_mem_cb")?,
             register_vcpu_syscall_ret_cb: sym(c"qemu_plugin_register_vcpu_syscall_ret_cb")?,
+            register_vcpu_syscall_cb: sym(c"qemu_plugin_register_vcpu_syscall_cb")?,
             register_atexit_cb: sym(c"qemu_plugin_register_atexit_cb")?,
             tb_n_insns: sym(c"qemu_plugin_tb_n_insns")?,
             tb_get_insn: sym(c"qemu_plugin_tb_get_insn")?,

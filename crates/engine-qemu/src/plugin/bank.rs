@@ -4,12 +4,13 @@
 use super::api::{self, qemu_plugin_id_t};
 use super::regions::{BANK_OF, VCPU_STATE};
 use crate::layout::{
-    self, word, SlotKind, View, BANKS, BANK_TABLE, FILE_BYTES, MAX_BANKS, MAX_SLOTS, MAX_STATES,
-    REGION_TABLE, SLOT_TABLE,
+    self, word, ProcessEnd, SlotKind, View, BANKS, BANK_TABLE, COMMAND_BYTES, COMMAND_TEXT,
+    FILE_BYTES, MAX_BANKS, MAX_SLOTS, MAX_STATES, REGION_TABLE, SLOT_TABLE,
 };
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::{c_uint, c_void};
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// vCPU indexes beyond this share one overflow bank (and the report says so).
@@ -74,14 +75,19 @@ fn map_file(path: &str, create: bool) -> Result<*mut u8, String> {
 }
 
 /// Maps the counter file the CLI created, or (`create`: a program the exec
-/// shim relaunched) creates it.
-pub fn open_counter_file(path: &str, create: bool) -> Result<(), String> {
+/// shim relaunched) creates it; records the program's `command` line (its
+/// arguments, each ended by a NUL) when given.
+pub fn open_counter_file(path: &str, create: bool, command: &[u8]) -> Result<(), String> {
     let base = map_file(path, create)?;
     // SAFETY: a FILE_BYTES mapping.
     let v = unsafe { View::new(base) };
     if create {
         // SAFETY: a fresh file only this process knows yet.
         unsafe { layout::format_new(&v, std::process::id().into()) };
+    }
+    if !command.is_empty() {
+        // SAFETY: the file is this process's; nothing runs yet.
+        unsafe { layout::write_command(&v, command) };
     }
     if layout::load(v.word(word::MAGIC)) != layout::MAGIC
         || layout::load(v.word(word::VERSION)) != layout::LAYOUT_VERSION
@@ -192,19 +198,108 @@ pub fn bump(bank: *mut u64, slot: u32, n: u64) {
     c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
 }
 
+/// QEMU calls it when the emulated process ends: `exit_group`, `exit` of
+/// the last thread, or a fatal signal (after which it kills itself with
+/// the signal), on the thread that ends it.
 pub extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
-    view().word(word::FINISHED).store(1, Ordering::Release);
+    let v = view();
+    if ProcessEnd::decode(layout::load(v.word(word::END))) == ProcessEnd::NotSeen {
+        // No exit_group: the last thread's `exit`, or a signal. QEMU 7.2
+        // tells plugins nothing of a fatal signal (no callback, and the
+        // atexit one has no arguments): its number is unknowable here; the
+        // parent's wait status, when it reaps the process, names it.
+        let code = THREAD_EXIT_CODE.try_with(Cell::get).ok().flatten();
+        layout::record_end(
+            &v,
+            code.map_or(ProcessEnd::SignalUnknown, ProcessEnd::Exited),
+        );
+    }
+    v.word(word::FINISHED).store(1, Ordering::Release);
 }
 
+const SYS_WAIT4: i64 = 61;
 const SYS_CLONE: i64 = 56;
 const SYS_FORK: i64 = 57;
 const SYS_VFORK: i64 = 58;
+const SYS_EXECVE: i64 = 59;
+const SYS_EXIT: i64 = 60;
+const SYS_EXIT_GROUP: i64 = 231;
+const SYS_EXECVEAT: i64 = 322;
 const SYS_CLONE3: i64 = 435;
 
-/// After fork-like syscalls: in a new child process (its pid differs from
-/// the file's), move counting to a file of its own so that parent and child
-/// never add into the same banks.
+thread_local! {
+    /// The code this thread passed to `exit` (the process's, if it is the last).
+    static THREAD_EXIT_CODE: Cell<Option<i32>> = const { Cell::new(None) };
+    /// The guest address `wait4` of this thread stores the status at.
+    static WAIT_STATUS_AT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Host address minus guest address: user mode maps guest memory linearly
+/// (set at the first translation, before any system call).
+static GUEST_DELTA: AtomicI64 = AtomicI64::new(0);
+static GUEST_DELTA_KNOWN: AtomicBool = AtomicBool::new(false);
+
+/// Notes where guest memory is on the host (at translation).
+pub fn note_guest_delta(delta: i64) {
+    if !GUEST_DELTA_KNOWN.load(Ordering::Relaxed) {
+        GUEST_DELTA.store(delta, Ordering::Relaxed);
+        GUEST_DELTA_KNOWN.store(true, Ordering::Release);
+    }
+}
+
+/// Before a system call: how the process ends (`exit_group`, the last
+/// `exit`, `execve`), and where `wait4` will put a child's status.
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn on_syscall(
+    _id: qemu_plugin_id_t,
+    _vcpu: c_uint,
+    num: i64,
+    a1: u64,
+    a2: u64,
+    _a3: u64,
+    _a4: u64,
+    _a5: u64,
+    _a6: u64,
+    _a7: u64,
+    _a8: u64,
+) {
+    let code = (a1 & 0xff) as i32;
+    match num {
+        SYS_EXIT_GROUP => layout::record_end(&view(), ProcessEnd::Exited(code)),
+        SYS_EXIT => {
+            let _ = THREAD_EXIT_CODE.try_with(|c| c.set(Some(code)));
+        }
+        SYS_EXECVE | SYS_EXECVEAT => layout::record_end(&view(), ProcessEnd::Exec),
+        SYS_WAIT4 => {
+            let _ = WAIT_STATUS_AT.try_with(|w| w.set(a2));
+        }
+        _ => {}
+    }
+}
+
+/// After `wait4` reaped a child: its wait status, from guest memory.
+fn note_reaped(pid: i64) {
+    let at = WAIT_STATUS_AT.try_with(Cell::get).unwrap_or(0);
+    if pid <= 0 || at == 0 || !GUEST_DELTA_KNOWN.load(Ordering::Acquire) {
+        return;
+    }
+    let host = (at as i64).wrapping_add(GUEST_DELTA.load(Ordering::Relaxed)) as *const i32;
+    // SAFETY: QEMU just stored the status there for the guest (wait4
+    // succeeded with a status pointer), through the same linear mapping.
+    let status = unsafe { std::ptr::read_volatile(host) };
+    layout::record_reaped(&view(), pid as u64, u64::from(status as u32));
+}
+
+/// After system calls: an `execve` that failed leaves the process running;
+/// `wait4` reaped a child; after fork-like ones, in a new child process
+/// (its pid differs from the file's), counting moves to a file of its own
+/// so that parent and child never add into the same banks.
 pub extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, _vcpu: c_uint, num: i64, ret: i64) {
+    match num {
+        SYS_EXECVE | SYS_EXECVEAT => layout::record_end(&view(), ProcessEnd::NotSeen),
+        SYS_WAIT4 => note_reaped(ret),
+        _ => {}
+    }
     if ret != 0 || !matches!(num, SYS_CLONE | SYS_FORK | SYS_VFORK | SYS_CLONE3) {
         return;
     }
@@ -239,6 +334,11 @@ fn start_child_file(pid: u64) -> Result<(), String> {
         v.word(w)
             .store(layout::load(old.word(w)), Ordering::Release);
     }
+    // The child runs its parent's program: its command line, and whose fork it is.
+    // SAFETY: as above.
+    unsafe { v.write_bytes(COMMAND_TEXT, old.bytes(COMMAND_TEXT, COMMAND_BYTES)) };
+    v.word(word::PARENT_PID)
+        .store(layout::load(old.word(word::PID)), Ordering::Relaxed);
     BASE.store(base, Ordering::Release);
     for b in VCPU_BANK.iter().chain(BANK_OF.iter()) {
         b.store(std::ptr::null_mut(), Ordering::Relaxed);

@@ -70,6 +70,7 @@ fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), St
     }
     let mut out = None;
     let mut create = false;
+    let mut command = Vec::new();
     let mut ssc = (0u64, 0u64);
     let number = |v: &str| -> Result<u64, String> {
         let parsed = match v.strip_prefix("0x") {
@@ -82,6 +83,7 @@ fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), St
         match a.split_once('=') {
             Some(("out", path)) => out = Some(path.to_string()),
             Some(("create", v)) => create = number(v)? != 0,
+            Some(("cmd", hex)) => command = unhex(hex)?,
             Some(("ssc_start", v)) => ssc.0 = number(v)?,
             Some(("ssc_stop", v)) => ssc.1 = number(v)?,
             Some(("ssc_once", v)) => {
@@ -89,11 +91,11 @@ fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), St
                     markers::SSC_GATE.set_once();
                 }
             }
-            _ => return Err(format!("unknown plugin argument `{a}` (expected out=PATH, create=1, ssc_start=N, ssc_stop=N, ssc_once=1)")),
+            _ => return Err(format!("unknown plugin argument `{a}` (expected out=PATH, create=1, cmd=HEX, ssc_start=N, ssc_stop=N, ssc_once=1)")),
         }
     }
     let out = out.ok_or("missing plugin argument out=PATH (the counter file made by flopscope)")?;
-    bank::open_counter_file(&out, create)?;
+    bank::open_counter_file(&out, create, &command)?;
     if ssc != (0, 0) {
         let name = flopscope_counter_file::regions::ssc_region_name(ssc.0, ssc.1);
         let id = regions::region_id(name.as_bytes()).ok_or("cannot register the SSC region")?;
@@ -105,7 +107,22 @@ fn install(id: qemu_plugin_id_t, system: bool, args: &[String]) -> Result<(), St
     unsafe {
         (api.register_vcpu_tb_trans_cb)(id, translate::on_tb_trans);
         (api.register_vcpu_syscall_ret_cb)(id, bank::on_syscall_ret);
+        (api.register_vcpu_syscall_cb)(id, bank::on_syscall);
         (api.register_atexit_cb)(id, bank::on_exit, std::ptr::null_mut());
     }
     Ok(())
+}
+
+/// The bytes of `cmd=HEX`: the program's command line (its arguments, each
+/// ended by a NUL), hex-encoded because QEMU splits plugin arguments at
+/// commas.
+fn unhex(hex: &str) -> Result<Vec<u8>, String> {
+    let bad = || format!("plugin argument cmd=`{hex}` is not hexadecimal");
+    if !hex.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2).ok_or_else(bad)?, 16).map_err(|_| bad()))
+        .collect()
 }

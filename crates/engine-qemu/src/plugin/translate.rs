@@ -319,6 +319,7 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
             // SAFETY: as above.
             let host = unsafe { (a.insn_haddr)(insn) } as i64;
             prof::note_code_at(vaddr, host.wrapping_sub(vaddr as i64));
+            super::bank::note_guest_delta(host.wrapping_sub(vaddr as i64));
         }
         after_last = vaddr + bytes.len() as u64;
         let current = match sites.last_mut() {

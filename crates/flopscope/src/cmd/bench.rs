@@ -23,7 +23,9 @@ flopscope bench gemm --n 1024,2048 --format json"
 pub struct BenchArgs {
     #[command(subcommand)]
     pub what: Option<BenchWhat>,
-    /// Save the ceilings with the machine's metadata to FILE (JSON, for `count --machine`).
+    /// Save the ceilings with the machine's metadata to FILE (JSON, for
+    /// `count --machine`), and keep them as this machine's profile, which
+    /// `count` then uses without --machine.
     #[arg(long, value_name = "FILE", global = true)]
     pub save: Option<PathBuf>,
     /// Output format.
@@ -276,6 +278,15 @@ pub fn run(a: BenchArgs) -> Result<i32> {
             .save(path)
             .with_context(|| format!("saving the machine profile to {}", path.display()))?;
         eprintln!("flopscope: wrote {}", path.display());
+        // Kept under the machine's identity too: `count` on this machine
+        // (or one of the same kind) compares with it without --machine.
+        match flopscope_machine::store::keep_profile(&profile) {
+            Ok(kept) => eprintln!(
+                "flopscope: kept as this machine's profile in {} (count and roofline use it from now on)",
+                kept.display()
+            ),
+            Err(e) => eprintln!("flopscope: warning: the profile was not kept for later runs: {e}"),
+        }
     }
     Ok(0)
 }

@@ -1,18 +1,20 @@
-//! `flopscope count`: run a program natively for time and under an engine for
-//! counts, and report both.
+//! `flopscope count`: run the program once under an engine for counts (and,
+//! where the engine runs it natively, its time), then, on request only,
+//! uninstrumented timed runs; report both, saying which run each figure
+//! comes from.
 
-use crate::{launch, plugin, progress, regions};
+use crate::{launch, plugin, progress, regions, timed};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use flopscope_engine_perf as perf;
 use flopscope_engine_qemu::host::{program, run as qemu};
+use flopscope_model::timing::{TimeSource, Timing};
 use flopscope_model::{render, Engine, ExitStatus, Report, Seconds};
-use std::path::PathBuf;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  flopscope count -- ./triad 1000000\n  flopscope count --format json -o triad.json -- ./triad 1000000\n  flopscope count --no-native --qemu /opt/qemu/bin/qemu-x86_64 -- ./solver\n  flopscope count --engine native -- ./matmul_avx512 1024\n  flopscope count --top 20 -- ./app   # the 20 functions and loops with the most FLOP"
+    after_help = "The program runs once (its input, output and side effects happen once), unless --runs asks for timed runs after it.\n\nExamples:\n  flopscope count -- ./triad 1000000\n  flopscope count --format json -o triad.json -- ./triad 1000000\n  flopscope count --runs 5 --warmup 1 -- ./triad 1000000   # + 6 uninstrumented runs: time min/median/max\n  echo 100000 | flopscope count -- ./reader                # stdin read by the one run\n  flopscope count --engine emulate --qemu /opt/qemu/bin/qemu-x86_64 -- ./solver\n  flopscope count --top 20 -- ./app   # the 20 functions and loops with the most FLOP"
 )]
 pub struct CountArgs {
     /// Output format (default: from the -o file's extension, else table).
@@ -22,12 +24,14 @@ pub struct CountArgs {
     /// `%r`, `%p` and `%h` expand to the MPI rank, the pid and the host.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// How to count: `emulate` runs the program under QEMU with flopscope's
-    /// plugin (exact, any x86-64 machine, no AVX-512); `native` runs it from
-    /// a code cache with counters added (exact, near native speed, AVX-512
-    /// masked lanes counted; dynamically linked programs); `perf` reads the
-    /// hardware counters (native speed, needs a PMU, estimates per the event set).
-    #[arg(long, value_enum, default_value = "emulate")]
+    /// How to count: `native` runs the program from a code cache with
+    /// counters added (exact, near native speed, AVX-512 masked lanes
+    /// counted; dynamically linked programs); `emulate` runs it under QEMU
+    /// with flopscope's plugin (exact, any x86-64 program, no AVX-512, far
+    /// slower: no time unless --runs); `perf` reads the hardware counters
+    /// (native speed, needs a PMU, estimates per the event set); `auto`:
+    /// native where it can run the program, else emulate (the report says why).
+    #[arg(long, value_enum, default_value = "auto")]
     engine: EngineKind,
     /// perf engine: use this event set instead of the detected CPU's
     /// (`flopscope events --list` names them).
@@ -58,7 +62,8 @@ pub struct CountArgs {
     /// engine, taken over again by the native engine).
     #[arg(long)]
     no_follow: bool,
-    /// The qemu-x86_64 to use (default: the one on PATH).
+    /// The qemu-x86_64 to use (default: the one on PATH); with `--engine
+    /// auto`, giving it chooses the emulate engine.
     #[arg(long, value_name = "PATH")]
     qemu: Option<PathBuf>,
     /// The machine profile (`flopscope bench --save machine.json`) whose
@@ -66,8 +71,24 @@ pub struct CountArgs {
     /// theoretical peak).
     #[arg(long, value_name = "machine.json")]
     machine: Option<PathBuf>,
-    /// Skip the native timed run (no FLOP/s then).
-    #[arg(long)]
+    /// After the counted run, time the program in N uninstrumented runs
+    /// (its output to /dev/null, the same standard input as the counted
+    /// run): FLOP/s from their median, the spread (min/median/max) in the
+    /// report. Only for programs whose side effects allow running again.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    runs: u32,
+    /// With --runs: first run the program K more times untimed (warming
+    /// caches, page cache and CPU frequency).
+    #[arg(long, value_name = "K", default_value_t = 0, requires = "runs")]
+    warmup: u32,
+    /// With --runs: the timed runs' output goes where the counted run's
+    /// does (by default to /dev/null).
+    #[arg(long, requires = "runs")]
+    show_output: bool,
+    /// No time and no FLOP/s, even from the counted run (kept for older
+    /// scripts, where it skipped the separate timed run now made only on
+    /// request with --runs).
+    #[arg(long, hide = true, conflicts_with = "runs")]
     no_native: bool,
     /// Count the code between SDE SSC marks as a region (emulate and native
     /// engines), from this mark value, spelt as for SDE's -start_ssc_mark:
@@ -98,9 +119,21 @@ pub struct CountArgs {
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum EngineKind {
+    Auto,
     Emulate,
     Perf,
     Native,
+}
+
+impl EngineKind {
+    fn name(self) -> &'static str {
+        match self {
+            EngineKind::Auto => "auto",
+            EngineKind::Emulate => "emulate",
+            EngineKind::Perf => "perf",
+            EngineKind::Native => "native",
+        }
+    }
 }
 
 /// `--sample-clock`: the perf engine's software clocks.
@@ -161,65 +194,6 @@ pub fn exit_code_of(status: &ExitStatus) -> i32 {
     status.shell_code().unwrap_or(crate::EXIT_FLOPSCOPE_ERROR)
 }
 
-/// The native timed run: wall time, exit status, and the region times the
-/// program's markers recorded.
-pub struct NativeRun {
-    pub time: Seconds,
-    pub status: std::process::ExitStatus,
-    pub regions: regions::RegionTimes,
-}
-
-/// Runs the program natively once, asking its markers to record region times;
-/// with `sampler` (the preload library, the directory for its files), its
-/// program counter is sampled for the time per function and loop.
-pub fn native_run(
-    argv: &[String],
-    work: &std::path::Path,
-    sampler: Option<(&std::path::Path, &std::path::Path)>,
-) -> Result<NativeRun> {
-    let exe = program::resolve(&argv[0])?;
-    let times = work.join("region-times");
-    let mut cmd = std::process::Command::new(&exe);
-    cmd.args(&argv[1..]).env("FLOPSCOPE_REGION_TIMES", &times);
-    if let Some((_, dir)) = sampler {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("creating the samples directory {}", dir.display()))?;
-        cmd.env(flopscope_sampler::DIR_ENV, dir);
-    }
-    // LIKWID's marker calls are taken over here too, for the region times.
-    let likwid = likwid_markers(argv)?;
-    let ours: Vec<String> = [sampler.map(|(so, _)| so), likwid.as_deref()]
-        .into_iter()
-        .flatten()
-        .map(|p| p.display().to_string())
-        .collect();
-    if !ours.is_empty() {
-        let theirs = std::env::var("LD_PRELOAD").ok().filter(|p| !p.is_empty());
-        cmd.env(
-            "LD_PRELOAD",
-            ours.into_iter().chain(theirs).collect::<Vec<_>>().join(":"),
-        );
-    }
-    let start = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("running {} natively", exe.display()))?;
-    let status =
-        flopscope_counter_file::progress::wait(&mut child, start, false, |_| String::new())
-            .with_context(|| format!("running {} natively", exe.display()))?;
-    if let Some(sig) = crate::signals::received() {
-        anyhow::bail!(
-            "{sig} received during the native timed run (passed on to the program): stopped before counting, nothing was counted"
-        );
-    }
-    let time = Seconds(start.elapsed().as_secs_f64());
-    Ok(NativeRun {
-        time,
-        status,
-        regions: regions::read_times(&times)?,
-    })
-}
-
 /// Where the counter files go: `TMPDIR` if set, else /dev/shm (memory: the
 /// engines' counter files are mapped, and pages of a disk file fault slowly),
 /// else the system's temporary directory.
@@ -241,7 +215,7 @@ fn work_root() -> PathBuf {
 /// ELF file run: a script's interpreter) or a library it needs calls
 /// LIKWID's `likwid_marker*` functions from a library other than
 /// flopscope's own; `None` for every other program.
-fn likwid_markers(argv: &[String]) -> Result<Option<PathBuf>> {
+pub fn likwid_markers(argv: &[String]) -> Result<Option<PathBuf>> {
     let exe = program::qemu_argv(argv)?.swap_remove(0);
     match flopscope_markers::likwid::marker_calls(std::path::Path::new(&exe)) {
         flopscope_markers::likwid::MarkerCalls::Likwid => Ok(Some(plugin::likwid_markers()?)),
@@ -249,11 +223,45 @@ fn likwid_markers(argv: &[String]) -> Result<Option<PathBuf>> {
     }
 }
 
-fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
-    if a.sample_period.is_some() && a.engine != EngineKind::Perf {
+/// The engine `--engine auto` stands for: native where it can run the
+/// program, else emulate, with the reason. Under an MPI launcher the
+/// emulate engine counts: the native engine does not yet follow the code
+/// Open MPI generates at run time exactly.
+fn choose(a: &CountArgs, rank: bool, work: &Path) -> Result<(EngineKind, Option<String>)> {
+    if a.engine != EngineKind::Auto {
+        return Ok((a.engine, None));
+    }
+    // Naming a QEMU asks for the engine that uses it.
+    if a.qemu.is_some() {
+        return Ok((EngineKind::Emulate, None));
+    }
+    if rank {
+        return Ok((
+            EngineKind::Emulate,
+            Some("started as an MPI rank: counted under the emulate engine (the native engine does not yet count the code MPI libraries generate at run time exactly); give --engine native to choose it".into()),
+        ));
+    }
+    let native = engine(a, EngineKind::Native, work, None)?;
+    Ok(match native.check(&a.command) {
+        Ok(()) => (EngineKind::Native, None),
+        Err(e) => (
+            EngineKind::Emulate,
+            Some(format!("counted under the emulate engine, as the native engine cannot run this program: {e}")),
+        ),
+    })
+}
+
+fn engine(
+    a: &CountArgs,
+    kind: EngineKind,
+    work: &Path,
+    samples_dir: Option<PathBuf>,
+) -> Result<Box<dyn Engine>> {
+    if a.sample_period.is_some() && kind != EngineKind::Perf {
         anyhow::bail!("--sample-period samples hardware counters: it needs --engine perf (the emulate and native engines attribute exactly without it)");
     }
-    Ok(match a.engine {
+    Ok(match kind {
+        EngineKind::Auto => unreachable!("`auto` is resolved by choose()"),
         EngineKind::Emulate => Box::new(qemu::QemuEngine {
             options: qemu::QemuOptions {
                 qemu: a.qemu.clone(),
@@ -287,6 +295,7 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
                 ssc_once: !a.start_mark.is_some_and(|m| m.repeat)
                     && !a.stop_mark.is_some_and(|m| m.repeat),
                 likwid_markers: likwid_markers(&a.command)?,
+                samples_dir,
             },
         }),
         EngineKind::Perf => {
@@ -319,7 +328,11 @@ fn engine(a: &CountArgs, work: &std::path::Path) -> Result<Box<dyn Engine>> {
 pub fn run(a: CountArgs) -> Result<i32> {
     program::qemu_argv(&a.command)?;
     if a.engine == EngineKind::Perf && a.start_mark.is_some() {
-        anyhow::bail!("--start-mark/--stop-mark need the emulate engine (the perf engine reads whole-program counters)");
+        anyhow::bail!("--start-mark/--stop-mark need the emulate or native engine (the perf engine reads whole-program counters)");
+    }
+    let rank = launch::rank_info();
+    if rank.is_some() && a.runs > 0 {
+        anyhow::bail!("--runs under an MPI launcher: a rank cannot run its program again (a second MPI_Init fails); time the job with `mpirun ... flopscope time -o T.%r.json -- PROGRAM` and merge the reports with `flopscope report`");
     }
     let format = a.format.unwrap_or_else(|| {
         a.output
@@ -335,11 +348,22 @@ pub fn run(a: CountArgs) -> Result<i32> {
         // Read by the engines' in-process sides (and inherited by children).
         std::env::set_var(flopscope_attribution::OFF_ENV, "1");
     }
-    let engine = engine(&a, work.path())?;
+    let (kind, fallback) = choose(&a, rank.is_some(), work.path())?;
+    let attribute = !a.no_attribution && matches!(kind, EngineKind::Emulate | EngineKind::Native);
+    // Time per function: sampled in the timed runs when asked for, else in
+    // the counted run itself where it runs natively (the native engine).
+    let sample_runs = attribute && a.runs > 0;
+    let sample_counted = attribute && !sample_runs && kind == EngineKind::Native && !a.no_native;
+    let samples = work.path().join("samples");
+    let engine = engine(
+        &a,
+        kind,
+        work.path(),
+        sample_counted.then(|| samples.clone()),
+    )?;
     engine
         .check(&a.command)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let rank = launch::rank_info();
     // Everything the report needs is checked before the program runs: a
     // wrong path must not cost the run.
     let output = a
@@ -349,9 +373,19 @@ pub fn run(a: CountArgs) -> Result<i32> {
     if let Some(o) = &output {
         check_writable(o)?;
     }
-    let machine_peak = match &a.machine {
-        Some(m) => Some(super::peak::report_peak(Some(m))?),
-        None => None,
+    // The machine, and the peak the figures are compared with (its saved
+    // profile, if any): read before the run, a wrong --machine costs nothing.
+    let machine = super::peak::machine_record(a.machine.as_deref())?;
+    let sampler = if sample_runs {
+        Some(plugin::sampler()?)
+    } else {
+        None
+    };
+    // Every run reads the same input: kept before the counted run reads it.
+    let stdin = if a.runs > 0 {
+        timed::keep_stdin(&work.path().join("stdin"))?
+    } else {
+        None
     };
     // Machine-readable output on stdout: the program's own output goes to
     // stderr (it never shares a stream with the report).
@@ -360,27 +394,12 @@ pub fn run(a: CountArgs) -> Result<i32> {
     } else {
         None
     };
-    // A launched rank cannot run its program twice: a second MPI_Init of the
-    // same rank fails. Time the job with `flopscope time` instead.
-    let skip_native = a.no_native || engine.runs_natively() || rank.is_some();
-    let attribute =
-        !a.no_attribution && matches!(a.engine, EngineKind::Emulate | EngineKind::Native);
-    let native = if skip_native {
-        None
-    } else {
-        let sampler = if attribute {
-            Some((plugin::sampler()?, work.path().join("samples")))
-        } else {
-            None
-        };
-        let sampler = sampler
-            .as_ref()
-            .map(|(so, dir)| (so.as_path(), dir.as_path()));
-        Some(native_run(&a.command, work.path(), sampler)?)
-    };
     let mut report = engine
         .count(&a.command)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(why) = fallback {
+        report.warnings.insert(0, why);
+    }
     if let Some(sig) = crate::signals::received() {
         report.complete = false;
         report.warnings.insert(
@@ -388,11 +407,43 @@ pub fn run(a: CountArgs) -> Result<i32> {
             format!("flopscope received {sig} and passed it on to the program: the counts are those up to its end"),
         );
     }
+    let null = PathBuf::from("/dev/null");
+    let runs = if a.runs > 0 && crate::signals::received().is_none() {
+        let opts = timed::RunOptions {
+            sampler: sampler.as_deref().map(|so| (so, samples.as_path())),
+            stdin: Some(stdin.as_deref().unwrap_or(&null)),
+            quiet: !a.show_output,
+        };
+        Some(timed::repeat(
+            &a.command,
+            work.path(),
+            a.runs,
+            a.warmup,
+            &opts,
+        )?)
+    } else {
+        None
+    };
+    match &runs {
+        Some(r) => apply_runs(&mut report, r, kind, a.warmup),
+        None if !a.no_native => apply_counted_time(&mut report, kind, work.path())?,
+        None => {}
+    }
     if attribute {
         let counters = work.path().join("counters");
-        let samples = native.as_ref().map(|n| {
-            let (s, how) = read_samples(&work.path().join("samples"), n.time, &mut report.warnings);
+        let sampled = (sample_runs || sample_counted) && samples.is_dir();
+        let samples = sampled.then(|| {
+            let source = if sample_runs {
+                "the timed runs"
+            } else {
+                "the counted run"
+            };
+            let wall = Seconds(report.native_time_s.unwrap_or(0.0));
+            let (s, how, engine_share) = read_samples(&samples, source, wall, &mut report.warnings);
             report.sampling = Some(how);
+            if let Some(t) = report.timing.as_mut().filter(|_| sample_counted) {
+                t.engine_share = engine_share;
+            }
             s
         });
         let warnings = flopscope_attribution::attach(&mut report, &counters, samples.as_ref());
@@ -401,13 +452,6 @@ pub fn run(a: CountArgs) -> Result<i32> {
             let warnings = flopscope_attribution::attach_regions(&mut report, &counters);
             report.warnings.extend(warnings);
         }
-    }
-    if rank.is_some() && !a.no_native && !engine.runs_natively() {
-        report.warnings.push(
-            "started as an MPI rank: the native timed run is skipped (a rank cannot run its program twice); \
-             time the job with `mpirun ... flopscope time -o T.%r.json -- PROGRAM` and merge with `flopscope report`"
-                .into(),
-        );
     }
     report.mpi = rank.clone();
     if let (Some(start), Some(stop)) = (a.start_mark, a.stop_mark) {
@@ -423,24 +467,9 @@ pub fn run(a: CountArgs) -> Result<i32> {
             ));
         }
     }
-    if let Some(n) = native {
-        regions::apply_times(&mut report, &n.regions);
-        report.set_native_time(Some(n.time));
-        if n.status.code().is_some() && n.status.code() != Some(exit_code_of(&report.exit_status)) {
-            report.warnings.push(format!(
-                "the native run exited with {} but the counted run with {:?}: the two runs may not have done the same work",
-                n.status, report.exit_status
-            ));
-        }
-    }
-    // The peak is what FLOP/s are compared with: needed with a native time.
-    if let Some(p) = machine_peak {
-        report.peak = Some(p);
-        report.refresh_derived();
-    } else if report.native_time_s.is_some() {
-        report.peak = Some(super::peak::report_peak(None)?);
-        report.refresh_derived();
-    }
+    report.peak = Some(machine.peak.clone());
+    report.machine = Some(machine);
+    report.refresh_derived();
     // Warnings go to stderr too unless the table on stdout already shows them.
     if format != Format::Table || a.output.is_some() {
         for w in &report.warnings {
@@ -451,7 +480,73 @@ pub fn run(a: CountArgs) -> Result<i32> {
         Some(out) => out.write(&render(&report, format, a.top))?,
         None => emit_or_keep(&report, format, output.as_deref(), a.top)?,
     }
-    Ok(exit_code_of(&report.exit_status))
+    // Interrupted during the timed runs: the program ended normally in the
+    // counted run, but the user asked flopscope to stop.
+    match (
+        crate::signals::received_number(),
+        runs.and_then(|r| r.interrupted),
+    ) {
+        (Some(n), Some(_)) => Ok(128 + n),
+        _ => Ok(exit_code_of(&report.exit_status)),
+    }
+}
+
+/// The time of the counted run, where the engine ran the program natively
+/// (native: the wall time, overhead included; region times from the
+/// runtime; perf: the engine set it).
+fn apply_counted_time(report: &mut Report, kind: EngineKind, work: &Path) -> Result<()> {
+    match kind {
+        EngineKind::Native => {
+            let Some(t) = report.engine_time_s else {
+                return Ok(());
+            };
+            regions::apply_times(report, &regions::read_times_in(work)?);
+            report.set_native_time(Some(Seconds(t)));
+        }
+        EngineKind::Perf if report.native_time_s.is_some() => {}
+        _ => return Ok(()),
+    }
+    let t = report.native_time_s.unwrap_or(0.0);
+    report.timing = Some(Timing::of_runs(
+        TimeSource::CountedRun,
+        kind.name(),
+        vec![t],
+        0,
+    ));
+    Ok(())
+}
+
+/// The time of the uninstrumented runs: the median, with its spread.
+fn apply_runs(report: &mut Report, runs: &timed::Runs, kind: EngineKind, warmup: u32) {
+    if let Some(sig) = &runs.interrupted {
+        report.warnings.push(format!(
+            "flopscope received {sig} during the timed runs (passed on to the program): {} of them finished; the counts are complete",
+            runs.times.len()
+        ));
+    }
+    if runs.times.is_empty() {
+        return;
+    }
+    regions::apply_times(report, &runs.regions);
+    let timing = Timing::of_runs(
+        TimeSource::NativeRuns,
+        kind.name(),
+        runs.times.clone(),
+        warmup,
+    );
+    report.set_native_time(Some(Seconds(timing.median_s)));
+    report.timing = Some(timing);
+    let counted = exit_code_of(&report.exit_status);
+    for (i, s) in runs.statuses.iter().enumerate() {
+        if s.code() != Some(counted) {
+            report.warnings.push(format!(
+                "timed run {} exited with {s} but the counted run with {:?}: the runs may not have done the same work",
+                i + 1,
+                report.exit_status
+            ));
+            break;
+        }
+    }
 }
 
 /// Writes the report in `format` to `output` (atomically) or standard output.
@@ -540,13 +635,19 @@ pub fn emit_top(
     crate::output::write_text(&text, output)
 }
 
-/// The samples of the native timed run, placed for attribution; a problem
-/// reading them is a warning (the counts do not depend on them).
+/// The samples of `run` (the counted run or the timed runs), placed for
+/// attribution, and the share of the sampled time the engine itself took; a
+/// problem reading them is a warning (the counts do not depend on them).
 fn read_samples(
     dir: &std::path::Path,
+    run: &str,
     wall: Seconds,
     warnings: &mut Vec<String>,
-) -> (flopscope_attribution::Samples, flopscope_model::Sampling) {
+) -> (
+    flopscope_attribution::Samples,
+    flopscope_model::Sampling,
+    Option<f64>,
+) {
     let processes = match flopscope_sampler::read_dir(dir) {
         Ok(p) => p,
         Err(e) => {
@@ -557,10 +658,13 @@ fn read_samples(
         }
     };
     let (mut dropped, mut signals, mut replaced) = (0, 0.0, false);
+    let (mut engine, mut program) = (0u64, 0u64);
     let placed: Vec<flopscope_attribution::ProcessSamples> = processes
         .into_iter()
         .map(|p| {
             dropped += p.dropped;
+            engine += p.engine_intervals;
+            program += p.total;
             signals += p.effective_signals;
             replaced |= p.handler_replaced;
             flopscope_attribution::ProcessSamples {
@@ -583,7 +687,7 @@ fn read_samples(
     let samples = flopscope_attribution::Samples::place(&placed, Some(wall.0));
     let how = flopscope_model::Sampling {
         source: format!(
-            "the native timed run, sampled on per-thread CPU-time timers (SIGPROF) every {:.3} ms; a row's time is the run's wall time x its share of the samples",
+            "{run}, sampled on per-thread CPU-time timers (SIGPROF) every {:.3} ms; a row's time is the run's wall time x its share of the samples",
             samples.interval_s * 1e3
         ),
         interval_s: samples.interval_s,
@@ -591,5 +695,6 @@ fn read_samples(
         signals,
         unplaced: samples.total - samples.at.values().sum::<u64>(),
     };
-    (samples, how)
+    let share = (engine + program > 0).then(|| engine as f64 / (engine + program) as f64);
+    (samples, how, share)
 }

@@ -54,3 +54,52 @@ pub fn run(a: ImportArgs) -> Result<i32> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        import: ImportArgs,
+    }
+
+    /// `flopscope import sde FILE` succeeds on every fixture of the importer,
+    /// and writes the totals derived by hand in its tests.
+    #[test]
+    fn import_sde_succeeds_on_every_fixture() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../import-sde/tests/fixtures");
+        let cases: [(&[&str], u64); 9] = [
+            (&["variants/sde924-openmp.txt"], 625),
+            (&["variants/sde863-global-only.txt"], 1000),
+            (&["variants/pin-mixmt-v2.txt"], 1040),
+            (&["hsw-iform.txt"], 39_340 + 50_565),
+            (&["hsw-iclass.txt"], 14_000),
+            (&["skx-avx512-iform.txt", "skx-avx512-mask.xml"], 78_560),
+            (&["skx-functions.txt", "skx-functions-mask.xml"], 73_200),
+            (&["ranks/sde-mix-out.1001.txt"], 0),
+            (
+                &["ranks/sde-mix-out.1001.txt", "ranks/sde-mix-out.1002.txt"],
+                4_000_000_400,
+            ),
+        ];
+        let out = tempfile::tempdir().unwrap();
+        for (files, flop) in cases {
+            let json = out.path().join("r.json");
+            let mut args = vec!["flopscope".to_string(), "sde".to_string()];
+            args.extend(files.iter().map(|f| dir.join(f).display().to_string()));
+            args.extend(["-o".to_string(), json.display().to_string()]);
+            let cli = Cli::try_parse_from(&args).unwrap();
+            assert_eq!(run(cli.import).unwrap(), 0, "{files:?}");
+            let r: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            assert_eq!(r["engine"], "sde-import");
+            if flop > 0 {
+                assert_eq!(r["flop"]["total"], flop, "{files:?}");
+            }
+        }
+    }
+}

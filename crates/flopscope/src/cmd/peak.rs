@@ -4,10 +4,9 @@
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use flopscope_machine::{
-    peak_ref, render, theoretical_peak, uarch_named, Machine, MachineProfile, Overrides,
-    PeakDocument,
+    render, theoretical_peak, uarch_named, Machine, MachineProfile, Overrides, PeakDocument,
 };
-use flopscope_model::{Ceilings, PeakRef};
+use flopscope_model::{Ceilings, MachineRecord, Report};
 use std::path::Path;
 
 #[derive(Args, Debug, Clone, Default)]
@@ -76,24 +75,43 @@ pub fn run(a: PeakArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// The peak a `count` report refers to: the measured ceilings of the machine
-/// profile `machine` (`count --machine FILE`) when given, else this
-/// machine's theoretical peak.
-pub fn report_peak(machine: Option<&Path>) -> Result<PeakRef> {
-    match machine {
-        Some(p) => Ok(MachineProfile::load(p)?.peak_ref()),
-        None => Ok(peak_ref(&theoretical_peak(
-            &Machine::detect(),
-            &Overrides::default(),
-        ))),
-    }
+/// This machine as a `count` report records it, with the peak its figures
+/// are compared with: the machine profile `machine` (`count --machine
+/// FILE`) when given, else the profile `bench --save` kept for this machine,
+/// else its theoretical peak.
+pub fn machine_record(machine: Option<&Path>) -> Result<MachineRecord> {
+    let m = Machine::detect();
+    let host = crate::launch::hostname();
+    let profile = match machine {
+        Some(p) => Some((p.to_path_buf(), MachineProfile::load(p)?)),
+        None => flopscope_machine::store::saved_profile(&m)?,
+    };
+    Ok(flopscope_machine::record::record(
+        &m,
+        &host,
+        profile.as_ref().map(|(p, prof)| (p.as_path(), prof)),
+    ))
 }
 
-/// The roofs of a roofline: those of the machine profile `machine` when
-/// given (a file of `bench --save`; a plain ceilings JSON is read as it is),
-/// else this machine's theoretical compute roofs.
-pub fn ceilings_for(machine: Option<&Path>) -> Result<Ceilings> {
+/// The roofs of a roofline of `reports`: those of the machine profile
+/// `machine` when given (a file of `bench --save`; a plain ceilings JSON is
+/// read as it is), else those of the machine the reports were made on (their
+/// machine record), else this machine's theoretical compute roofs (a report
+/// made before reports recorded their machine), said in a warning.
+pub fn ceilings_for(machine: Option<&Path>, reports: &[&Report]) -> Result<Ceilings> {
     let Some(p) = machine else {
+        let records: Vec<&MachineRecord> =
+            reports.iter().filter_map(|r| r.machine.as_ref()).collect();
+        if let Some(first) = records.first() {
+            if records.iter().any(|r| r.identity != first.identity) {
+                eprintln!(
+                    "flopscope: warning: the reports were made on different machines; the roofs are those of the first ({}); give --machine to choose",
+                    first.identity
+                );
+            }
+            return Ok(first.ceilings.clone());
+        }
+        eprintln!("flopscope: warning: the report records no machine (made by an older flopscope): the roofs are this machine's; give --machine FILE for the machine that ran it");
         return Ok(flopscope_machine::ceilings(&theoretical_peak(
             &Machine::detect(),
             &Overrides::default(),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  flopscope report solver.json\n  flopscope report rank*.json --html ranks.html --machine machine.json\n  flopscope report --diff scalar.json avx2.json\n  flopscope report solver.json --format sde-mix -o solver-mix.txt\n  flopscope report rank*.json --format markdown -o ranks.md"
+    after_help = "Examples:\n  flopscope report solver.json\n  flopscope report rank*.json --html ranks.html --machine machine.json\n  flopscope report --diff scalar.json avx2.json\n  flopscope report --diff scalar.json avx2.json --format json -o diff.json\n  flopscope report --diff scalar.json avx2.json --format csv    # scope,name,metric,a,b,ratio\n  flopscope report solver.json --format sde-mix -o solver-mix.txt\n  flopscope report rank*.json --format markdown -o ranks.md"
 )]
 pub struct ReportArgs {
     /// Reports written by `flopscope count -o FILE.json`; several are
@@ -22,7 +22,11 @@ pub struct ReportArgs {
     #[arg(value_name = "REPORT.json", required_unless_present = "diff")]
     reports: Vec<PathBuf>,
     /// Compare two reports: what changed per region, precision and width,
-    /// and per function and loop (matched by name and source line).
+    /// and per function and loop (matched by name and source line). As a
+    /// table or Markdown (changed rows; --all for every one), or as data:
+    /// --format json (counts with A, B, B - A and B / A; rates; functions
+    /// and loops) or --format csv (one row per compared quantity: scope,
+    /// name, metric, a, b, ratio), both with every quantity.
     #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["reports", "html"])]
     diff: Option<Vec<PathBuf>>,
     /// With --diff: list unchanged counts, functions and loops too, and
@@ -43,6 +47,11 @@ pub struct ReportArgs {
     /// The machine's roofs for the HTML report's chart (a machine profile).
     #[arg(long, value_name = "machine.json")]
     machine: Option<PathBuf>,
+    /// Reports of different programs or engines: show each on its own, one
+    /// after the other (tables, Markdown) or as a JSON array, never summed
+    /// (without it such reports are refused: a merge adds up one job's parts).
+    #[arg(long)]
+    allow_different: bool,
     /// With --format sde-mix: export this region instead of the whole program.
     #[arg(long, value_name = "NAME")]
     region: Option<String>,
@@ -84,7 +93,44 @@ fn run_diff(a: &ReportArgs, paths: &[PathBuf], format: Format) -> Result<i32> {
     let text = match format {
         Format::Table => d.table(a.all),
         Format::Markdown => d.markdown(a.all),
-        _ => bail!("--diff prints a table or Markdown: give --format table or --format markdown"),
+        // The data formats hold every compared quantity (--all or not).
+        Format::Json => d.to_json(),
+        Format::Csv => d.csv(),
+        Format::SdeMix => {
+            bail!("--diff compares two reports: an SDE mix is of one report (give --format table, markdown, json or csv)")
+        }
+    };
+    emit(&text, a.output.as_deref())?;
+    Ok(0)
+}
+
+/// `--allow-different`: each report on its own, never summed.
+fn side_by_side(a: &ReportArgs, sources: &[Source], format: Format) -> Result<i32> {
+    if a.html.is_some() {
+        bail!("--html shows one job: write one page per report (`flopscope report A.json --html a.html`)");
+    }
+    let text = match format {
+        Format::Table | Format::Markdown => sources
+            .iter()
+            .map(|s| {
+                let body = if format == Format::Table {
+                    render::table(&s.report)
+                } else {
+                    markdown::markdown(&s.report)
+                };
+                format!("== {} ==\n{body}", s.label)
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Format::Json => {
+            let all: Vec<&Report> = sources.iter().map(|s| &s.report).collect();
+            let mut t = serde_json::to_string_pretty(&all).context("writing the reports as JSON")?;
+            t.push('\n');
+            t
+        }
+        Format::Csv | Format::SdeMix => bail!(
+            "--allow-different shows the reports one by one as tables, Markdown or a JSON array: give --format table, markdown or json"
+        ),
     };
     emit(&text, a.output.as_deref())?;
     Ok(0)
@@ -161,10 +207,16 @@ pub fn run(a: ReportArgs) -> Result<i32> {
         bail!("only timing reports were given: add the `flopscope count` reports of the same job");
     }
     let merged = if reports.len() > 1 {
-        let sources = reports
+        let sources: Vec<Source> = reports
             .drain(..)
             .map(|(label, report)| Source { label, report })
             .collect();
+        if let Some(why) = flopscope_model::merge::not_one_job(&sources) {
+            if !a.allow_different {
+                bail!("the reports are not parts of one job ({why}): a merge would add up their counts; compare two with `flopscope report --diff A.json B.json`, or give --allow-different to show each on its own");
+            }
+            return side_by_side(&a, &sources, format);
+        }
         Some(merge(sources).context("merging the reports")?)
     } else {
         None
@@ -178,7 +230,7 @@ pub fn run(a: ReportArgs) -> Result<i32> {
         a.output.as_deref(),
     )?;
     if let Some(out) = &a.html {
-        let ceilings = super::peak::ceilings_for(a.machine.as_deref())?;
+        let ceilings = super::peak::ceilings_for(a.machine.as_deref(), &[report])?;
         let label = match &merged {
             Some(m) => format!("merge of {} reports", m.labels.len()),
             None => label_of(&a.reports[0]),

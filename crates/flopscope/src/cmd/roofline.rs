@@ -32,10 +32,15 @@ pub struct RooflineArgs {
     /// Example: --min-share 5
     #[arg(long, value_name = "PERCENT", default_value_t = 1.0, value_parser = percent)]
     min_share: f64,
-    /// The machine's roofs (a machine profile); default: the theoretical
-    /// peak of this machine.
+    /// The machine's roofs (a machine profile); default: those of the
+    /// machine the reports were made on, recorded in them.
     #[arg(long, value_name = "machine.json")]
     machine: Option<PathBuf>,
+    /// An HTML page of reports of different programs or engines: the chart
+    /// draws each as its own series, the tables are the first report's
+    /// (without it such reports are refused: the page would add them up).
+    #[arg(long)]
+    allow_different: bool,
     /// Where to write the chart: .svg, .png or .html (written atomically).
     #[arg(short = 'o', long, value_name = "FILE")]
     output: PathBuf,
@@ -103,7 +108,8 @@ fn kind_of(p: &Path) -> Result<Kind> {
 pub fn run(a: RooflineArgs) -> Result<i32> {
     let kind = kind_of(&a.output)?;
     let reports = load_reports(&a.reports)?;
-    let ceilings = super::peak::ceilings_for(a.machine.as_deref())?;
+    let all: Vec<&flopscope_model::Report> = reports.iter().map(|(_, r)| r).collect();
+    let ceilings = super::peak::ceilings_for(a.machine.as_deref(), &all)?;
     let title = a
         .title
         .unwrap_or_else(|| format!("Roofline: {}", reports[0].1.command.join(" ")));
@@ -141,18 +147,21 @@ pub fn run(a: RooflineArgs) -> Result<i32> {
         Kind::Html => {
             let svg = flopscope_roofline::svg(&chart)?;
             let merged;
-            let (report, merged_ref) = if reports.len() == 1 {
+            let sources: Vec<flopscope_model::merge::Source> = reports
+                .iter()
+                .map(|(label, report)| flopscope_model::merge::Source {
+                    label: label.clone(),
+                    report: report.clone(),
+                })
+                .collect();
+            let different = flopscope_model::merge::not_one_job(&sources);
+            if let (Some(why), false) = (&different, a.allow_different) {
+                bail!("the reports are not parts of one job ({why}): the page's tables would add up their counts; draw them as an SVG or PNG chart (one series each), or give --allow-different (the tables are then the first report's)");
+            }
+            let (report, merged_ref) = if reports.len() == 1 || different.is_some() {
                 (&reports[0].1, None)
             } else {
-                merged = flopscope_model::merge::merge(
-                    reports
-                        .iter()
-                        .map(|(label, report)| flopscope_model::merge::Source {
-                            label: label.clone(),
-                            report: report.clone(),
-                        })
-                        .collect(),
-                )?;
+                merged = flopscope_model::merge::merge(sources)?;
                 (&merged.report, Some(&merged))
             };
             html::report(&HtmlReport {

@@ -3,8 +3,9 @@
 //! twice, it gives the FLOP/s that `flopscope count` then cannot: merge the
 //! two with `flopscope report`.
 
-use super::count::{emit, exit_code_of, native_run, Format};
+use super::count::{emit, exit_code_of, Format};
 use crate::launch;
+use crate::timed::{native_run, RunOptions};
 use anyhow::{Context, Result};
 use clap::Args;
 use flopscope_model::{ExitStatus, Region, Report};
@@ -32,7 +33,16 @@ pub fn run(a: TimeArgs) -> Result<i32> {
         .prefix("flopscope-")
         .tempdir()
         .context("creating a temporary directory")?;
-    let native = native_run(&a.command, work.path(), None)?;
+    let native = native_run(
+        &a.command,
+        &work.path().join("region-times"),
+        &RunOptions::default(),
+    )?;
+    if let Some(sig) = crate::signals::received() {
+        anyhow::bail!(
+            "{sig} received during the timed run (passed on to the program): no time was measured"
+        );
+    }
     let rank = launch::rank_info();
     let mut report = Report::new("time", a.command.clone());
     report.exit_status = ExitStatus::from_std(native.status);

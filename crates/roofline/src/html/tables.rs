@@ -76,7 +76,7 @@ fn total_time(r: &Report) -> f64 {
 
 fn no_time_note(out: &mut String, r: &Report) {
     if r.functions.iter().all(|f| f.time_s.is_none()) {
-        out.push_str("<p class=\"note\">This report has no time per function or loop, so no GFLOP/s or time shares: time them with <code>flopscope count</code> without <code>--no-native</code>.</p>\n");
+        out.push_str("<p class=\"note\">This report has no time per function or loop, so no GFLOP/s or time shares: count under the native engine (the default where it can run the program) or add <code>--runs N</code> to <code>flopscope count</code>.</p>\n");
     }
 }
 

@@ -1,0 +1,182 @@
+//! What flopscope keeps about a machine between runs, so that figures do not
+//! move from run to run:
+//! - its saved profile (`flopscope bench --save`), also kept under the
+//!   machine's identity in `$XDG_CONFIG_HOME/flopscope/machines/` (default
+//!   `~/.config/flopscope`), where `count` finds it without `--machine`;
+//! - its measured clock, where nothing reports one (virtual machines without
+//!   cpufreq): the highest of [`CLOCK_MEASUREMENTS`] measurements, taken once
+//!   and kept in `$XDG_CACHE_HOME/flopscope/clock/` (default
+//!   `~/.cache/flopscope`). A VM's clock measured anew each run moved by up
+//!   to 30% between runs, and every "% of peak" with it.
+//!
+//! `FLOPSCOPE_CONFIG_DIR` and `FLOPSCOPE_CACHE_DIR` replace the two
+//! directories (tests, shared installations).
+//!
+//! ```
+//! use flopscope_machine::store::identity;
+//! let mut m = flopscope_machine::Machine::from_sources(None, None, std::path::Path::new("/nonexistent"));
+//! (m.vendor_id, m.family, m.model, m.stepping) = ("AuthenticAMD".into(), 0x19, 0x01, 1);
+//! (m.model_name, m.cores, m.threads) = ("AMD EPYC 7763 64-Core Processor".into(), 2, 2);
+//! assert_eq!(identity(&m), "AuthenticAMD-19-01-1-AMD-EPYC-7763-64-Core-Processor-2c2t");
+//! ```
+
+use crate::detect::Machine;
+use crate::profile::MachineProfile;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Measurements of the clock whose highest is kept.
+pub const CLOCK_MEASUREMENTS: usize = 3;
+
+/// The machine's identity, usable as a file name: the CPU (vendor, family,
+/// model, stepping, brand) and the cores and threads this system has. Two
+/// nodes of one cluster partition share it; a login node usually does not.
+pub fn identity(m: &Machine) -> String {
+    let brand: String = m
+        .model_name
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("-")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    format!(
+        "{}-{:02x}-{:02x}-{}-{brand}-{}c{}t",
+        m.vendor_id, m.family, m.model, m.stepping, m.cores, m.threads
+    )
+}
+
+fn dir_from(var: &str, xdg: &str, home_sub: &str) -> Option<PathBuf> {
+    let set = |v: &str| {
+        std::env::var_os(v)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+    };
+    set(var)
+        .or_else(|| set(xdg).map(|d| d.join("flopscope")))
+        .or_else(|| set("HOME").map(|h| h.join(home_sub).join("flopscope")))
+}
+
+/// `FLOPSCOPE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/flopscope`, else
+/// `~/.config/flopscope`.
+pub fn config_dir() -> Option<PathBuf> {
+    dir_from("FLOPSCOPE_CONFIG_DIR", "XDG_CONFIG_HOME", ".config")
+}
+
+/// `FLOPSCOPE_CACHE_DIR`, else `$XDG_CACHE_HOME/flopscope`, else
+/// `~/.cache/flopscope`.
+pub fn cache_dir() -> Option<PathBuf> {
+    dir_from("FLOPSCOPE_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
+}
+
+/// Where the saved profile of machine `id` lives under `config`.
+pub fn profile_path(config: &Path, id: &str) -> PathBuf {
+    config.join("machines").join(format!("{id}.json"))
+}
+
+/// The saved profile of machine `m`, if `bench --save` saved one here.
+/// A file that cannot be read is an error (it names the file), not a
+/// silent fallback.
+pub fn saved_profile(
+    m: &Machine,
+) -> Result<Option<(PathBuf, MachineProfile)>, crate::MachineError> {
+    let Some(config) = config_dir() else {
+        return Ok(None);
+    };
+    let path = profile_path(&config, &identity(m));
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let p = MachineProfile::load(&path)?;
+    Ok(Some((path, p)))
+}
+
+/// Keeps `p` as the saved profile of its machine; returns where.
+pub fn keep_profile(p: &MachineProfile) -> Result<PathBuf, crate::MachineError> {
+    let config = config_dir().ok_or(crate::MachineError::NoConfigDir)?;
+    let path = profile_path(&config, &identity(&p.machine));
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| crate::MachineError::WriteProfile {
+            path: dir.into(),
+            source,
+        })?;
+    }
+    p.save(&path)?;
+    Ok(path)
+}
+
+/// A clock measurement kept between runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeptClock {
+    pub identity: String,
+    pub mhz: f64,
+    /// Every measurement taken (the highest is `mhz`).
+    pub measurements_mhz: Vec<f64>,
+    pub measured_unix_s: u64,
+}
+
+/// The machine's measured clock: the kept one when there is one for this
+/// identity, else the highest of [`CLOCK_MEASUREMENTS`] measurements by
+/// `measure`, kept for the next runs (when the cache directory is writable).
+/// Returns the figure and whether it was kept from an earlier run.
+pub fn stable_clock(id: &str, measure: impl Fn() -> f64) -> (KeptClock, bool) {
+    let path = cache_dir().map(|d| d.join("clock").join(format!("{id}.json")));
+    if let Some(p) = &path {
+        let kept = std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| serde_json::from_str::<KeptClock>(&t).ok())
+            .filter(|k| k.identity == id && k.mhz > 0.0);
+        if let Some(k) = kept {
+            return (k, true);
+        }
+    }
+    let measurements_mhz: Vec<f64> = (0..CLOCK_MEASUREMENTS).map(|_| measure()).collect();
+    let clock = KeptClock {
+        identity: id.to_string(),
+        mhz: measurements_mhz.iter().copied().fold(0.0, f64::max),
+        measurements_mhz,
+        measured_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    };
+    if let Some(p) = &path {
+        let text = serde_json::to_string_pretty(&clock).expect("a clock serializes");
+        // Not kept: measured again next time, nothing else is lost.
+        let _ = p
+            .parent()
+            .map(std::fs::create_dir_all)
+            .transpose()
+            .map(|_| flopscope_model::write_atomic(p, text.as_bytes()));
+    }
+    (clock, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn the_clock_is_measured_once_its_highest_kept_and_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::env::set_var("FLOPSCOPE_CACHE_DIR", dir.path());
+        let calls = Cell::new(0);
+        let measure = || {
+            calls.set(calls.get() + 1);
+            [2270.0, 2970.0, 2500.0][calls.get() - 1]
+        };
+        let (first, kept) = stable_clock("cpu-x", measure);
+        assert!(!kept);
+        assert_eq!(first.mhz, 2970.0);
+        assert_eq!(first.measurements_mhz, vec![2270.0, 2970.0, 2500.0]);
+        assert_eq!(calls.get(), CLOCK_MEASUREMENTS);
+        let (again, kept) = stable_clock("cpu-x", || unreachable!("measured again"));
+        assert!(kept);
+        assert_eq!(again, first);
+        // Another machine's identity measures its own.
+        let (other, kept) = stable_clock("cpu-y", || 1000.0);
+        assert!(!kept);
+        assert_eq!(other.mhz, 1000.0);
+        std::env::remove_var("FLOPSCOPE_CACHE_DIR");
+    }
+}
