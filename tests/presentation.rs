@@ -146,7 +146,7 @@ fn roofline_without_time_says_how_to_get_it() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("warning") && stderr.contains("without --no-native"),
+        stderr.contains("warning") && stderr.contains("add --runs N"),
         "{stderr}"
     );
     let text = std::fs::read_to_string(&svg).unwrap();
