@@ -56,10 +56,22 @@ fn counts_of_one_machine_compare_with_the_same_peak_every_run() {
         .contains(&format!("c{}t", m["threads"].as_u64().unwrap())));
     assert!(m["clock_ghz"].as_f64().unwrap() > 0.0, "{m}");
     assert_eq!(runs[0]["peak"], m["peak"]);
+    // Without a saved profile, a bandwidth roof all the same: measured once.
+    let bw = m["ceilings"]["bandwidth"].as_array().unwrap();
+    let gbs = |level: &str| {
+        bw.iter()
+            .find(|b| b["level"] == level)
+            .unwrap_or_else(|| panic!("no {level} roof: {bw:?}"))["gbytes_per_s"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(gbs("DRAM") > 0.0);
+    assert!(m["ceilings"]["source"].as_str().unwrap().contains("measured once on this machine"));
     for r in &runs[1..] {
-        // The same machine, the same clock, the same peak: exactly.
+        // The same machine, the same clock, the same peak and roofs: exactly.
         assert_eq!(r["machine"]["clock_ghz"], m["clock_ghz"]);
         assert_eq!(r["peak"], runs[0]["peak"]);
+        assert_eq!(r["machine"]["ceilings"], m["ceilings"]);
     }
     // Where the clock had to be measured, the report says it was kept.
     let source = runs[2]["machine"]["clock_source"].as_str().unwrap();

@@ -75,13 +75,13 @@ impl Machine {
             Path::new("/sys/devices/system/cpu"),
         );
         if m.freq.needs_measurement() {
-            let (clock, _) =
+            let (clock, mhz) =
                 crate::store::stable_clock(&crate::store::identity(&m), freq::measure_mhz);
-            m.freq.measured_mhz = Some(clock.mhz);
+            m.freq.measured_mhz = Some(mhz);
             // The same words in every run that uses the kept clock.
             m.freq.measured_how = Some(format!(
                 "the highest of {} measurements, taken at {} s after the epoch and kept for later runs",
-                clock.measurements_mhz.len(),
+                clock.value.len(),
                 clock.measured_unix_s
             ));
         }

@@ -7,7 +7,10 @@
 //!   cpufreq): the highest of [`CLOCK_MEASUREMENTS`] measurements, taken once
 //!   and kept in `$XDG_CACHE_HOME/flopscope/clock/` (default
 //!   `~/.cache/flopscope`). A VM's clock measured anew each run moved by up
-//!   to 30% between runs, and every "% of peak" with it.
+//!   to 30% between runs, and every "% of peak" with it;
+//! - any other measurement kept the same way ([`kept`]: the CLI keeps a
+//!   short STREAM triad under `bandwidth/`, the bandwidth roofs of a
+//!   machine without a saved profile).
 //!
 //! `FLOPSCOPE_CONFIG_DIR` and `FLOPSCOPE_CACHE_DIR` replace the two
 //! directories (tests, shared installations).
@@ -105,50 +108,58 @@ pub fn keep_profile(p: &MachineProfile) -> Result<PathBuf, crate::MachineError> 
     Ok(path)
 }
 
-/// A clock measurement kept between runs.
+/// A measurement of this machine kept between runs: `value`, taken at
+/// `measured_unix_s` on the machine named `identity`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KeptClock {
+pub struct Kept<T> {
     pub identity: String,
-    pub mhz: f64,
-    /// Every measurement taken (the highest is `mhz`).
-    pub measurements_mhz: Vec<f64>,
     pub measured_unix_s: u64,
+    pub value: T,
 }
 
-/// The machine's measured clock: the kept one when there is one for this
-/// identity, else the highest of [`CLOCK_MEASUREMENTS`] measurements by
-/// `measure`, kept for the next runs (when the cache directory is writable).
-/// Returns the figure and whether it was kept from an earlier run.
-pub fn stable_clock(id: &str, measure: impl Fn() -> f64) -> (KeptClock, bool) {
-    let path = cache_dir().map(|d| d.join("clock").join(format!("{id}.json")));
-    if let Some(p) = &path {
-        let kept = std::fs::read_to_string(p)
-            .ok()
-            .and_then(|t| serde_json::from_str::<KeptClock>(&t).ok())
-            .filter(|k| k.identity == id && k.mhz > 0.0);
-        if let Some(k) = kept {
-            return (k, true);
-        }
+/// The measurement `kind` of machine `id`: the one kept in the cache
+/// directory when there is one, else `measure()`'s, kept for the next runs
+/// (when the directory is writable: otherwise measured again next time,
+/// nothing else lost). Returns it and whether it was kept from an earlier run.
+pub fn kept<T: Serialize + serde::de::DeserializeOwned>(
+    kind: &str,
+    id: &str,
+    measure: impl FnOnce() -> T,
+) -> (Kept<T>, bool) {
+    let path = cache_dir().map(|d| d.join(kind).join(format!("{id}.json")));
+    let earlier = path
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<Kept<T>>(&t).ok())
+        .filter(|k| k.identity == id);
+    if let Some(k) = earlier {
+        return (k, true);
     }
-    let measurements_mhz: Vec<f64> = (0..CLOCK_MEASUREMENTS).map(|_| measure()).collect();
-    let clock = KeptClock {
+    let k = Kept {
         identity: id.to_string(),
-        mhz: measurements_mhz.iter().copied().fold(0.0, f64::max),
-        measurements_mhz,
+        value: measure(),
         measured_unix_s: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    if let Some(p) = &path {
-        let text = serde_json::to_string_pretty(&clock).expect("a clock serializes");
-        // Not kept: measured again next time, nothing else is lost.
+    if let (Some(p), Ok(text)) = (&path, serde_json::to_string_pretty(&k)) {
         let _ = p
             .parent()
             .map(std::fs::create_dir_all)
             .transpose()
             .map(|_| flopscope_model::write_atomic(p, text.as_bytes()));
     }
-    (clock, false)
+    (k, false)
+}
+
+/// The machine's measured clock in MHz: [`CLOCK_MEASUREMENTS`] measurements
+/// by `measure`, taken once and kept ([`kept`]); the figure is their highest.
+pub fn stable_clock(id: &str, measure: impl Fn() -> f64) -> (Kept<Vec<f64>>, f64) {
+    let (k, _) = kept("clock", id, || {
+        (0..CLOCK_MEASUREMENTS).map(|_| measure()).collect::<Vec<f64>>()
+    });
+    let mhz = k.value.iter().copied().fold(0.0, f64::max);
+    (k, mhz)
 }
 
 #[cfg(test)]
@@ -165,18 +176,19 @@ mod tests {
             calls.set(calls.get() + 1);
             [2270.0, 2970.0, 2500.0][calls.get() - 1]
         };
-        let (first, kept) = stable_clock("cpu-x", measure);
-        assert!(!kept);
-        assert_eq!(first.mhz, 2970.0);
-        assert_eq!(first.measurements_mhz, vec![2270.0, 2970.0, 2500.0]);
+        let (first, mhz) = stable_clock("cpu-x", measure);
+        assert_eq!(mhz, 2970.0);
+        assert_eq!(first.value, vec![2270.0, 2970.0, 2500.0]);
         assert_eq!(calls.get(), CLOCK_MEASUREMENTS);
-        let (again, kept) = stable_clock("cpu-x", || unreachable!("measured again"));
-        assert!(kept);
-        assert_eq!(again, first);
+        let (again, mhz) = stable_clock("cpu-x", || unreachable!("measured again"));
+        assert_eq!((again, mhz), (first, 2970.0));
         // Another machine's identity measures its own.
-        let (other, kept) = stable_clock("cpu-y", || 1000.0);
-        assert!(!kept);
-        assert_eq!(other.mhz, 1000.0);
+        let (_, other) = stable_clock("cpu-y", || 1000.0);
+        assert_eq!(other, 1000.0);
+        // Another kind of measurement of the same machine is kept apart.
+        let (bw, kept_before) = kept("bandwidth", "cpu-x", || vec![("DRAM".to_string(), 20.5)]);
+        assert!(!kept_before);
+        assert_eq!(kept("bandwidth", "cpu-x", || unreachable!()).0, bw);
         std::env::remove_var("FLOPSCOPE_CACHE_DIR");
     }
 }

@@ -86,11 +86,70 @@ pub fn machine_record(machine: Option<&Path>) -> Result<MachineRecord> {
         Some(p) => Some((p.to_path_buf(), MachineProfile::load(p)?)),
         None => flopscope_machine::store::saved_profile(&m)?,
     };
-    Ok(flopscope_machine::record::record(
+    let mut record = flopscope_machine::record::record(
         &m,
         &host,
         profile.as_ref().map(|(p, prof)| (p.as_path(), prof)),
-    ))
+    );
+    if record.ceilings.bandwidth.is_empty() {
+        // A roofline needs a bandwidth roof: without a profile, a short
+        // STREAM triad, measured once on this machine and kept.
+        let (kept, _) = flopscope_machine::store::kept("bandwidth", &record.identity, || {
+            quick_bandwidth(&m)
+        });
+        record.ceilings.bandwidth = kept
+            .value
+            .iter()
+            .map(|(level, gbs)| flopscope_model::BandwidthCeiling {
+                level: level.clone(),
+                gbytes_per_s: *gbs,
+                measured: true,
+            })
+            .collect();
+        record.ceilings.source.push_str(&format!(
+            "; bandwidth: a short STREAM triad on all cores, measured once on this machine ({} s after the epoch) and kept; `flopscope bench --save FILE` measures every level properly",
+            kept.measured_unix_s
+        ));
+    }
+    Ok(record)
+}
+
+/// STREAM triad GB/s (median of 3 short repetitions, all cores) with a
+/// working set in L1 and one well beyond the last-level cache (at least
+/// 256 MiB): about a second, once per machine (see [`machine_record`]).
+fn quick_bandwidth(m: &Machine) -> Vec<(String, f64)> {
+    use flopscope_bench::{memory, spec::StreamOp, team::Plan};
+    let threads = m.cores.max(1) as usize;
+    let capacities: Vec<(u32, u64)> = m
+        .caches
+        .iter()
+        .map(|c| (c.level, memory::capacity(c, threads, m.cores)))
+        .collect();
+    let l1 = capacities.iter().filter(|(l, _)| *l == 1).map(|(_, b)| *b).max();
+    let llc = capacities.iter().map(|(_, b)| *b).max().unwrap_or(32 << 20);
+    let sizes: Vec<u64> = l1
+        .map(|b| b / 2)
+        .into_iter()
+        .chain([(4 * llc).max(256 << 20)])
+        .collect();
+    let opts = memory::MemoryOptions {
+        threads,
+        plan: Plan {
+            reps: 3,
+            rep_seconds: 0.05,
+        },
+        sizes,
+        ops: vec![StreamOp::Triad],
+        isa: None,
+    };
+    let mut by_level: Vec<(String, f64)> = Vec::new();
+    for b in memory::bench(m, &opts, &mut flopscope_bench::progress::Silent) {
+        match by_level.iter_mut().find(|(l, _)| *l == b.level) {
+            Some((_, g)) => *g = g.max(b.gbs.median),
+            None => by_level.push((b.level, b.gbs.median)),
+        }
+    }
+    by_level
 }
 
 /// The roofs of a roofline of `reports`: those of the machine profile
