@@ -214,3 +214,40 @@ fn region_times_under_the_native_engine_come_from_the_runtime_and_fit_in_the_run
     }
     assert!(sum <= total, "regions {sum} s in a run of {total} s");
 }
+
+#[test]
+fn region_times_of_repeated_runs_are_medians_with_their_spread() {
+    let exe = crate::reports::two_regions(crate::support::SSE2);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = Command::new(FLOPSCOPE)
+        .args(["count", "--runs", "3", "-o"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .args(["4096", "500"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for name in ["axpy", "scale"] {
+        let region = r["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == name)
+            .unwrap();
+        let median = region["native_time_s"].as_f64().unwrap();
+        let spread = &r["timing"]["regions_min_max_s"][name];
+        let (lo, hi) = (spread[0].as_f64().unwrap(), spread[1].as_f64().unwrap());
+        assert!(
+            lo > 0.0 && lo <= median && median <= hi,
+            "{name}: {lo} {median} {hi}"
+        );
+    }
+}

@@ -81,6 +81,8 @@ pub struct Runs {
     pub statuses: Vec<std::process::ExitStatus>,
     /// Per region, the median over the runs of its time (ns) and its entries.
     pub regions: regions::RegionTimes,
+    /// Per region, its shortest and longest time over the runs (ns).
+    pub region_spread: std::collections::BTreeMap<String, (u64, u64)>,
     /// A signal ended the runs early (the runs it interrupted are left out).
     pub interrupted: Option<String>,
 }
@@ -98,6 +100,7 @@ pub fn repeat(
         times: Vec::new(),
         statuses: Vec::new(),
         regions: Default::default(),
+        region_spread: Default::default(),
         interrupted: None,
     };
     let mut per_run = Vec::new();
@@ -120,6 +123,12 @@ pub fn repeat(
         }
     }
     out.regions = median_regions(&per_run);
+    for run in &per_run {
+        for (name, (_, ns)) in run {
+            let s = out.region_spread.entry(name.clone()).or_insert((*ns, *ns));
+            *s = (s.0.min(*ns), s.1.max(*ns));
+        }
+    }
     Ok(out)
 }
 

@@ -208,12 +208,15 @@ pub fn diff(a: &Report, b: &Report, a_label: &str, b_label: &str) -> Diff {
             rb.map(|r| &r.summary),
             &mut counts,
         );
-        rates.push(rate(
+        let mut time = rate(
             name,
             "time",
             ra.and_then(|r| r.native_time_s),
             rb.and_then(|r| r.native_time_s),
-        ));
+        );
+        let region_spread = |r: &Report| r.timing.as_ref()?.region_spread(name);
+        (time.spread_a, time.spread_b) = (region_spread(a), region_spread(b));
+        rates.push(time);
         rates.push(rate(
             name,
             "GFLOP/s",

@@ -292,6 +292,9 @@ pub fn table_top(r: &Report, top: usize) -> String {
         );
         for reg in &r.regions {
             let _ = write!(out, "{}", region_line(reg));
+            if let Some((lo, hi)) = r.timing.as_ref().and_then(|t| t.region_spread(&reg.name)) {
+                let _ = write!(out, "  [{}-{}]", duration(lo), duration(hi));
+            }
             let pids = region_processes(r, &reg.name);
             if !r.processes.is_empty() && !pids.is_empty() {
                 let s = if pids.len() > 1 { "es" } else { "" };

@@ -15,6 +15,7 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -43,6 +44,10 @@ pub struct Timing {
     /// the counted run was sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_share: Option<f64>,
+    /// Each region's fastest and slowest time over the timed runs (with
+    /// more than one run); its `native_time_s` is the median.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub regions_min_max_s: BTreeMap<String, [f64; 2]>,
 }
 
 impl Timing {
@@ -65,7 +70,13 @@ impl Timing {
             runs_s: runs,
             warmup,
             engine_share: None,
+            regions_min_max_s: BTreeMap::new(),
         }
+    }
+
+    /// The spread of region `name` over the timed runs, if known.
+    pub fn region_spread(&self, name: &str) -> Option<(f64, f64)> {
+        self.regions_min_max_s.get(name).map(|[lo, hi]| (*lo, *hi))
     }
 
     /// Whether `t` lies within this timing's spread (min..max): a time that

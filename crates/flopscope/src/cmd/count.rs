@@ -528,12 +528,19 @@ fn apply_runs(report: &mut Report, runs: &timed::Runs, kind: EngineKind, warmup:
         return;
     }
     regions::apply_times(report, &runs.regions);
-    let timing = Timing::of_runs(
+    let mut timing = Timing::of_runs(
         TimeSource::NativeRuns,
         kind.name(),
         runs.times.clone(),
         warmup,
     );
+    if runs.times.len() > 1 {
+        timing.regions_min_max_s = runs
+            .region_spread
+            .iter()
+            .map(|(name, (lo, hi))| (name.clone(), [*lo as f64 / 1e9, *hi as f64 / 1e9]))
+            .collect();
+    }
     report.set_native_time(Some(Seconds(timing.median_s)));
     report.timing = Some(timing);
     let counted = exit_code_of(&report.exit_status);
