@@ -3,11 +3,12 @@
 # mode (7.2, dynamically linked: plugin support), compilers, OpenMP, MPI,
 # Python 3 (the benchmarks, and a test that counts CPython), OpenBLAS (a
 # test attributes cblas_dgemm's FLOP to its kernels), dwz (a symbols test
-# reads DWARF that dwz compressed, as Debian's debug packages are).
+# reads DWARF that dwz compressed, as Debian's debug packages are), headless
+# Chromium (a test loads the HTML report in it).
 # Idempotent: installs only what is missing. Needs root or sudo.
 set -euo pipefail
 need=()
-for pkg in qemu-user gcc g++ gfortran libgomp1 make openmpi-bin libopenmpi-dev python3 libopenblas-dev dwz; do
+for pkg in qemu-user gcc g++ gfortran libgomp1 make openmpi-bin libopenmpi-dev python3 libopenblas-dev dwz chromium; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if ((${#need[@]})); then

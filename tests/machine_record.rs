@@ -66,7 +66,10 @@ fn counts_of_one_machine_compare_with_the_same_peak_every_run() {
             .unwrap()
     };
     assert!(gbs("DRAM") > 0.0);
-    assert!(m["ceilings"]["source"].as_str().unwrap().contains("measured once on this machine"));
+    assert!(m["ceilings"]["source"]
+        .as_str()
+        .unwrap()
+        .contains("measured once on this machine"));
     for r in &runs[1..] {
         // The same machine, the same clock, the same peak and roofs: exactly.
         assert_eq!(r["machine"]["clock_ghz"], m["clock_ghz"]);
@@ -150,15 +153,15 @@ fn a_roofline_drawn_from_anothers_report_has_the_roofs_of_the_machine_that_ran_i
     let text = std::fs::read_to_string(&svg).unwrap();
     // The roofs are labelled to three significant digits.
     assert!(
-        text.contains("fp64 AVX-512, theoretical: 7170 GFLOP/s"),
+        text.contains("fp64 AVX-512: 7170 GFLOP/s (theoretical)"),
         "the node's compute roof is missing"
     );
     assert!(
-        text.contains("DRAM: 307 GB/s"),
+        text.contains("DRAM 307 GB/s (measured)"),
         "the node's DRAM roof is missing"
     );
     assert!(text.contains("Compute node CPU"), "the node is not named");
     // None of the renderer's own roofs (this machine has no AVX-512 roof
     // named so, and the node's list has nothing else).
-    assert_eq!(text.matches(", theoretical: ").count(), 1, "{text}");
+    assert_eq!(text.matches("GFLOP/s (theoretical)").count(), 1, "{text}");
 }

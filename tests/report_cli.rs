@@ -112,7 +112,7 @@ fn roofline_writes_svg_png_and_html() {
             "png" => assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n"),
             _ => assert!(String::from_utf8(bytes)
                 .unwrap()
-                .contains("DRAM: 20.0 GB/s, measured")),
+                .contains("DRAM 20.0 GB/s (measured)")),
         }
     }
 }

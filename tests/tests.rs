@@ -37,3 +37,5 @@ mod likwid_api;
 mod run_once;
 // The machine travels with the report: stable peak, saved profile by identity, roofs of the machine that ran it.
 mod machine_record;
+// The roofline of real runs: no text over another, only the roofs that matter, the HTML page in headless Chromium.
+mod roofline_layout;

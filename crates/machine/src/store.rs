@@ -156,7 +156,9 @@ pub fn kept<T: Serialize + serde::de::DeserializeOwned>(
 /// by `measure`, taken once and kept ([`kept`]); the figure is their highest.
 pub fn stable_clock(id: &str, measure: impl Fn() -> f64) -> (Kept<Vec<f64>>, f64) {
     let (k, _) = kept("clock", id, || {
-        (0..CLOCK_MEASUREMENTS).map(|_| measure()).collect::<Vec<f64>>()
+        (0..CLOCK_MEASUREMENTS)
+            .map(|_| measure())
+            .collect::<Vec<f64>>()
     });
     let mhz = k.value.iter().copied().fold(0.0, f64::max);
     (k, mhz)

@@ -2,23 +2,25 @@
 //! position. Pure: the renderers only paint what this decides, and tests
 //! check pictures against it.
 
-use crate::font::TextMeasure;
+use crate::font::{TextMeasure, ASCENT_EM, LINE_EM};
 use crate::hotspots::{Plot, PointSet, DEFAULT_MIN_SHARE};
 use crate::labels::{self, Candidate, Placed};
 use crate::palette::{self, Rgb};
 use crate::points::PointData;
-use crate::roofs::{self, Attainable, Roof, RoofKind};
+use crate::roofs::{self, Attainable, Roof, RoofKind, Selection};
 use crate::scale::{sig3, tick_label, LogAxis, Plane, Rect};
 use flopscope_model::Ceilings;
 
-/// Text sizes in pixels.
-pub const TITLE_SIZE: f64 = 17.0;
-pub const TEXT_SIZE: f64 = 12.0;
-pub const LABEL_SIZE: f64 = 12.0;
+/// Text sizes in CSS pixels (the em; see [`crate::font`]).
+pub const TITLE_SIZE: f64 = 18.0;
+pub const TEXT_SIZE: f64 = 13.0;
+pub const LABEL_SIZE: f64 = 13.0;
+/// Roof labels, and the legend under the table.
+pub const SMALL_SIZE: f64 = 12.0;
 /// Marker radius in pixels.
 pub const MARKER: f64 = 5.0;
 /// Height of one table row.
-pub const ROW: f64 = 18.0;
+pub const ROW: f64 = 20.0;
 /// Radius of the largest loop or function dot, and of the smallest.
 pub const DOT_MAX: f64 = 16.0;
 pub const DOT_MIN: f64 = 3.0;
@@ -68,7 +70,8 @@ pub enum Anchor {
     Center,
 }
 
-/// A line of text: `(x, y)` is the anchor point on the text's top edge.
+/// A line of text: `(x, y)` is the anchor point on the text's top edge
+/// (of a vertical text: `x` is its left edge, `y` where the anchor is).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Text {
     pub x: f64,
@@ -135,13 +138,154 @@ pub struct Chart {
     pub roofs: Vec<PlacedRoof>,
     pub points: Vec<ChartPoint>,
     pub table: Table,
+    /// The lines under the table: what the markers and lines mean, and the
+    /// roofs not drawn.
+    pub legend: Vec<Text>,
     /// What the chart says above the plot about its points (see
-    /// [`Plot::notes`]).
+    /// [`Plot::notes`]) and its roofs.
     pub notes: Vec<String>,
 }
 
+impl Chart {
+    /// Every text of the chart, as the renderers draw it: titles, ticks,
+    /// roof and point labels, table cells and legend.
+    pub fn all_texts(&self) -> Vec<Text> {
+        let mut out = self.texts.clone();
+        let label = |p: &Placed, text: &str, size: f64, color: Rgb| Text {
+            x: p.rect.x + LABEL_PAD,
+            y: p.rect.y + LABEL_PAD,
+            size,
+            text: text.to_string(),
+            color,
+            anchor: Anchor::Left,
+            vertical: false,
+        };
+        for r in &self.roofs {
+            out.push(label(&r.label, &r.roof.label, SMALL_SIZE, r.roof.color));
+        }
+        for p in &self.points {
+            if let Some(l) = &p.label {
+                out.push(label(l, &p.data.label, LABEL_SIZE, p.color));
+            }
+        }
+        let t = &self.table;
+        let cell = |x: f64, y: f64, text: &str| Text {
+            x,
+            y,
+            size: TEXT_SIZE,
+            text: text.to_string(),
+            color: palette::TEXT,
+            anchor: Anchor::Left,
+            vertical: false,
+        };
+        for (h, x) in t.header.iter().zip(&t.columns) {
+            if !h.is_empty() {
+                out.push(cell(*x, t.header_y, h));
+            }
+        }
+        for row in &t.rows {
+            for (c, x) in row.cells.iter().zip(&t.columns) {
+                if !c.is_empty() {
+                    out.push(cell(*x, row.y, c));
+                }
+            }
+        }
+        out.extend(self.legend.iter().cloned());
+        out
+    }
+
+    /// What would make the chart hard to read, one line each (none when
+    /// all is well): two texts' boxes overlapping, a label crossing a roof
+    /// or covering a marker, a label without a free place.
+    pub fn problems(&self, measure: &dyn TextMeasure) -> Vec<String> {
+        let mut out = Vec::new();
+        let texts = self.all_texts();
+        let boxes: Vec<Rect> = texts.iter().map(|t| text_box(measure, t)).collect();
+        for i in 0..boxes.len() {
+            for j in i + 1..boxes.len() {
+                if boxes[i].overlap(&boxes[j]) > 0.0 {
+                    out.push(format!("{:?} overlaps {:?}", texts[i].text, texts[j].text));
+                }
+            }
+        }
+        let labels = self.roofs.iter().map(|r| (&r.roof.label, r.label)).chain(
+            self.points
+                .iter()
+                .filter_map(|p| Some((&p.data.label, p.label?))),
+        );
+        for (text, placed) in labels {
+            if placed.overlaps {
+                out.push(format!("{text:?} found no free place"));
+            }
+            for r in &self.roofs {
+                if placed.rect.crosses(r.from, r.to) {
+                    out.push(format!("{text:?} crosses the roof {:?}", r.roof.label));
+                }
+            }
+            for p in &self.points {
+                for m in [p.l1, p.dram].into_iter().flatten() {
+                    let (nx, ny) = placed.rect.nearest(m);
+                    if (nx - m.0).hypot(ny - m.1) < p.radius {
+                        out.push(format!("{text:?} covers the marker of {:?}", p.data.label));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The chart without the table under the plot (the HTML page shows it
+    /// as an HTML table): the legend moves up into its place.
+    pub fn without_table(&self) -> Chart {
+        let mut c = self.clone();
+        let top = c.table.header_y;
+        let shift = c.legend.first().map_or(0.0, |t| t.y - top).max(0.0);
+        c.table.header.clear();
+        c.table.rows.clear();
+        for t in &mut c.legend {
+            t.y -= shift;
+        }
+        c.height = (f64::from(c.height) - shift).ceil() as u32;
+        c
+    }
+}
+
+/// The box a text covers, with the same font metrics the layout uses.
+pub fn text_box(measure: &dyn TextMeasure, t: &Text) -> Rect {
+    let w = measure.width(&t.text, t.size);
+    let h = LINE_EM * t.size;
+    let along = match t.anchor {
+        Anchor::Left => 0.0,
+        Anchor::Center => w / 2.0,
+        Anchor::Right => w,
+    };
+    if t.vertical {
+        // Turned a quarter left: it runs upwards from its anchor.
+        Rect {
+            x: t.x,
+            y: t.y - (w - along),
+            w: h,
+            h: w,
+        }
+    } else {
+        Rect {
+            x: t.x - along,
+            y: t.y,
+            w,
+            h,
+        }
+    }
+}
+
+/// The baseline of a text whose top is at `top`.
+pub fn baseline(top: f64, size: f64) -> f64 {
+    top + ASCENT_EM * size
+}
+
 /// Height of a line of the notes above the plot.
-const NOTE_LINE: f64 = 16.0;
+const NOTE_LINE: f64 = 17.0;
+/// Space between a label's box and its text.
+pub const LABEL_PAD: f64 = 2.0;
 
 /// `text` cut into lines no wider than `width` pixels, at spaces.
 pub fn wrap(measure: &dyn TextMeasure, text: &str, size: f64, width: f64) -> Vec<String> {
@@ -166,14 +310,22 @@ pub fn wrap(measure: &dyn TextMeasure, text: &str, size: f64, width: f64) -> Vec
 }
 
 fn label_box(measure: &dyn TextMeasure, text: &str, size: f64) -> (f64, f64) {
-    (measure.width(text, size).ceil() + 4.0, size + 4.0)
+    (
+        measure.width(text, size).ceil() + 2.0 * LABEL_PAD,
+        (LINE_EM * size).ceil() + 2.0 * LABEL_PAD,
+    )
 }
 
-fn axes(ceilings: &Ceilings, points: &[PointData]) -> (LogAxis, LogAxis) {
-    let plotted = points
-        .iter()
-        .filter(|p| p.gflops.is_some_and(|g| g > 0.0) && p.ai_l1.is_some_and(|a| a > 0.0));
-    let mut xs = Vec::new();
+/// Whether a point can be placed on the chart.
+fn plottable(p: &PointData) -> bool {
+    p.flop > 0 && p.gflops.is_some_and(|g| g > 0.0) && p.ai_l1.is_some_and(|a| a > 0.0)
+}
+
+/// The axes holding the points and roofs, and `extra_x` (an intensity to
+/// keep room up to).
+fn axes(ceilings: &Selection, points: &[PointData], extra_x: Option<f64>) -> (LogAxis, LogAxis) {
+    let plotted = points.iter().filter(|p| plottable(p));
+    let mut xs: Vec<f64> = extra_x.into_iter().collect();
     let mut ys = Vec::new();
     for p in plotted {
         for ai in [p.ai_l1, p.ai_dram].into_iter().flatten() {
@@ -209,46 +361,32 @@ fn axes(ceilings: &Ceilings, points: &[PointData]) -> (LogAxis, LogAxis) {
 
 fn roof_candidates(r: &Roof, from: (f64, f64), to: (f64, f64), w: f64, h: f64) -> Vec<Candidate> {
     let mut out = Vec::new();
+    let mut push = |x: f64, y: f64| {
+        out.push(Candidate {
+            rect: Rect { x, y, w, h },
+            leader_from: None,
+        })
+    };
     match r.kind {
         RoofKind::Compute => {
+            // Above the roof at its right end first, then below, then further left.
             let y = from.1;
             let mut right = to.0 - 4.0;
             while right - w >= from.0 - 1.0 {
-                for top in [y - h - 2.0, y + 2.0] {
-                    out.push(Candidate {
-                        rect: Rect {
-                            x: right - w,
-                            y: top,
-                            w,
-                            h,
-                        },
-                        leader_from: None,
-                    });
-                }
-                right -= w / 2.0 + 10.0;
+                push(right - w, y - h - 1.0);
+                push(right - w, y + 1.0);
+                right -= w / 4.0 + 6.0;
             }
         }
         RoofKind::Bandwidth => {
-            for t in [0.15, 0.3, 0.45, 0.6, 0.75, 0.9, 0.05] {
+            // Above (left of) the line, then below (right of) it, from the middle out.
+            for t in [
+                0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.15, 0.85, 0.1, 0.9, 0.05, 0.95, 0.25, 0.35,
+                0.45, 0.55, 0.65, 0.75,
+            ] {
                 let p = (from.0 + t * (to.0 - from.0), from.1 + t * (to.1 - from.1));
-                out.push(Candidate {
-                    rect: Rect {
-                        x: p.0 - w - 2.0,
-                        y: p.1 - h - 2.0,
-                        w,
-                        h,
-                    },
-                    leader_from: None,
-                });
-                out.push(Candidate {
-                    rect: Rect {
-                        x: p.0 + 2.0,
-                        y: p.1 + 2.0,
-                        w,
-                        h,
-                    },
-                    leader_from: None,
-                });
+                push(p.0 - w - 1.0, p.1 - h - 1.0);
+                push(p.0 + 1.0, p.1 + 1.0);
             }
         }
     }
@@ -271,6 +409,27 @@ fn radius(p: &PointData) -> f64 {
     }
 }
 
+/// The legend line naming the compute roofs of the drawn precisions that
+/// are not drawn, by where their figures come from.
+fn not_drawn(sel: &Selection) -> Vec<String> {
+    let mut out = Vec::new();
+    for (measured, word) in [(true, "measured"), (false, "theoretical")] {
+        let names: Vec<String> = sel
+            .not_drawn
+            .iter()
+            .filter(|c| c.measured == measured)
+            .map(|c| format!("{} {}", roofs::short_name(c), sig3(c.gflops)))
+            .collect();
+        if !names.is_empty() {
+            out.push(format!(
+                "Lower {word} roofs, not drawn: {} GFLOP/s.",
+                names.join(", ")
+            ));
+        }
+    }
+    out
+}
+
 /// Lays out the chart of `plot` under the roofs of `ceilings`.
 pub fn layout(
     ceilings: &Ceilings,
@@ -278,23 +437,103 @@ pub fn layout(
     opts: &ChartOptions,
     measure: &dyn TextMeasure,
 ) -> Chart {
-    let Plot { points, notes } = plot;
-    let (x, y) = axes(ceilings, &points);
+    let Plot { points, mut notes } = plot;
+    // The roofs that matter: those of the precisions the plotted points compute in.
+    let mut precisions: Vec<String> = Vec::new();
+    for p in points.iter().filter(|p| plottable(p)) {
+        for q in &p.precisions {
+            if !precisions.contains(q) {
+                precisions.push(q.clone());
+            }
+        }
+    }
+    let selection = roofs::select(ceilings, &precisions);
+    if ceilings.bandwidth.iter().all(|b| b.gbytes_per_s <= 0.0) {
+        notes.push(
+            "No bandwidth roof: the machine record has none; run `flopscope bench --save` to measure them."
+                .into(),
+        );
+    }
+    let (mut x, y) = axes(&selection, &points, None);
+    // Room right of the last ridge (where the lowest bandwidth roof meets
+    // the highest compute roof) for the compute roofs' labels: there the
+    // compute roofs are the only lines.
+    let max_peak = selection
+        .compute
+        .iter()
+        .map(|c| c.gflops)
+        .fold(0.0, f64::max);
+    let min_bw = selection
+        .bandwidth
+        .iter()
+        .map(|b| b.gbytes_per_s)
+        .fold(f64::INFINITY, f64::min);
+    let label_room = roofs::roofs(&selection, x, y)
+        .iter()
+        .filter(|r| r.kind == RoofKind::Compute)
+        .map(|r| measure.width(&r.label, SMALL_SIZE) + 24.0)
+        .fold(0.0, f64::max);
+    if max_peak > 0.0 && min_bw.is_finite() && label_room > 0.0 {
+        let ridge = max_peak / min_bw;
+        let plot_w = f64::from(opts.width) - 78.0 - 24.0;
+        for _ in 0..3 {
+            let per_decade = plot_w / (x.hi / x.lo).log10();
+            let room = (x.hi / ridge).log10() * per_decade;
+            if room >= label_room {
+                break;
+            }
+            let wanted = ridge * 10f64.powf(label_room / per_decade);
+            x = axes(&selection, &points, Some(wanted)).0;
+        }
+    }
+    let y_ticks: Vec<(f64, String)> = y
+        .decades()
+        .into_iter()
+        .map(|d| (d, tick_label(d)))
+        .collect();
+    let widest_tick = y_ticks
+        .iter()
+        .map(|(_, t)| measure.width(t, TEXT_SIZE))
+        .fold(0.0, f64::max);
+    // Room for the axis title (one line, turned) and the tick labels.
+    let left = (12.0 + LINE_EM * (TEXT_SIZE + 1.0) + 10.0 + widest_tick + 8.0)
+        .max(78.0)
+        .ceil();
+    let right_margin = 24.0;
     let note_lines: Vec<String> = notes
         .iter()
-        .flat_map(|n| wrap(measure, n, TEXT_SIZE, f64::from(opts.width) - 78.0 - 24.0))
+        .flat_map(|n| {
+            wrap(
+                measure,
+                n,
+                TEXT_SIZE,
+                f64::from(opts.width) - left - right_margin,
+            )
+        })
         .collect();
-    let notes_height = NOTE_LINE * note_lines.len() as f64;
+    let machine = if ceilings.machine.is_empty() {
+        String::new()
+    } else {
+        format!("{}; ", ceilings.machine)
+    };
+    let subtitle = wrap(
+        measure,
+        &format!("{machine}roofs: {}", ceilings.source),
+        TEXT_SIZE,
+        f64::from(opts.width) - left - right_margin,
+    );
+    let notes_top = 56.0 + NOTE_LINE * (subtitle.len().max(1) - 1) as f64;
+    let notes_height = notes_top - 56.0 + NOTE_LINE * note_lines.len() as f64;
     let frame = Rect {
-        x: 78.0,
-        y: 62.0 + notes_height,
-        w: f64::from(opts.width) - 78.0 - 24.0,
+        x: left,
+        y: 64.0 + notes_height,
+        w: f64::from(opts.width) - left - right_margin,
         h: f64::from(opts.plot_height),
     };
     let plane = Plane { frame, x, y };
 
     // Roofs in pixels.
-    let roof_list = roofs::roofs(ceilings, x, y);
+    let roof_list = roofs::roofs(&selection, x, y);
     let roof_px: Vec<((f64, f64), (f64, f64))> = roof_list
         .iter()
         .map(|r| (plane.px(r.from.0, r.from.1), plane.px(r.to.0, r.to.1)))
@@ -344,7 +583,8 @@ pub fn layout(
         });
     }
 
-    // Labels: roofs first (their places are few), then points; markers are obstacles.
+    // Labels: roofs first (their places are few), then points; markers
+    // are obstacles, lines are crossed only where nothing else is free.
     let markers: Vec<Rect> = chart_points
         .iter()
         .flat_map(|p| [p.l1, p.dram].map(|m| m.map(|m| (m, p.radius))))
@@ -361,7 +601,7 @@ pub fn layout(
     let mut requests = Vec::new();
     let mut optional = Vec::new();
     for (r, (a, b)) in roof_list.iter().zip(&roof_px) {
-        let (w, h) = label_box(measure, &r.label, LABEL_SIZE - 1.0);
+        let (w, h) = label_box(measure, &r.label, SMALL_SIZE);
         let mut candidates = roof_candidates(r, *a, *b, w, h);
         if candidates.is_empty() {
             // A roof too short for its label: beside its start, whatever it covers.
@@ -408,85 +648,97 @@ pub fn layout(
         })
         .collect();
     for i in plotted {
-        chart_points[i].label = placed.next().flatten();
+        let p = &mut chart_points[i];
+        p.label = placed.next().flatten();
+        // A leader starts at the marker's edge, not across its inside.
+        if let Some(Placed {
+            leader: Some((from, to)),
+            ..
+        }) = &mut p.label
+        {
+            let (dx, dy) = (to.0 - from.0, to.1 - from.1);
+            let d = dx.hypot(dy);
+            let edge = p.radius + 1.5;
+            if d > edge {
+                *from = (from.0 + dx / d * edge, from.1 + dy / d * edge);
+            }
+        }
     }
 
-    // Texts: title, axes.
-    let mut texts = vec![Text {
-        x: frame.x,
-        y: 12.0,
-        size: TITLE_SIZE,
-        text: opts.title.clone(),
+    // Texts: title, machine, notes, axes.
+    let text = |x: f64, y: f64, size: f64, t: String, anchor: Anchor| Text {
+        x,
+        y,
+        size,
+        text: t,
         color: palette::TEXT,
-        anchor: Anchor::Left,
+        anchor,
         vertical: false,
-    }];
-    let machine = if ceilings.machine.is_empty() {
-        String::new()
-    } else {
-        format!("{}; ", ceilings.machine)
     };
-    texts.push(Text {
-        x: frame.x,
-        y: 36.0,
-        size: TEXT_SIZE,
-        text: format!("{machine}roofs: {}", ceilings.source),
-        color: palette::TEXT,
-        anchor: Anchor::Left,
-        vertical: false,
-    });
+    let mut texts = vec![text(
+        frame.x,
+        10.0,
+        TITLE_SIZE,
+        opts.title.clone(),
+        Anchor::Left,
+    )];
+    for (i, line) in subtitle.into_iter().enumerate() {
+        texts.push(text(
+            frame.x,
+            36.0 + NOTE_LINE * i as f64,
+            TEXT_SIZE,
+            line,
+            Anchor::Left,
+        ));
+    }
     for (i, line) in note_lines.into_iter().enumerate() {
         texts.push(Text {
-            x: frame.x,
-            y: 54.0 + NOTE_LINE * i as f64,
-            size: TEXT_SIZE,
-            text: line,
             color: palette::NOTE,
-            anchor: Anchor::Left,
-            vertical: false,
+            ..text(
+                frame.x,
+                notes_top + NOTE_LINE * i as f64,
+                TEXT_SIZE,
+                line,
+                Anchor::Left,
+            )
         });
     }
     for d in x.decades() {
         let (px, _) = plane.px(d, y.lo);
-        texts.push(Text {
-            x: px,
-            y: frame.bottom() + 6.0,
-            size: TEXT_SIZE,
-            text: tick_label(d),
-            color: palette::TEXT,
-            anchor: Anchor::Center,
-            vertical: false,
-        });
+        texts.push(text(
+            px,
+            frame.bottom() + 9.0,
+            TEXT_SIZE,
+            tick_label(d),
+            Anchor::Center,
+        ));
     }
-    for d in y.decades() {
+    for (d, label) in y_ticks {
         let (_, py) = plane.px(x.lo, d);
-        texts.push(Text {
-            x: frame.x - 6.0,
-            y: py - TEXT_SIZE / 2.0,
-            size: TEXT_SIZE,
-            text: tick_label(d),
-            color: palette::TEXT,
-            anchor: Anchor::Right,
-            vertical: false,
-        });
+        texts.push(text(
+            frame.x - 8.0,
+            py - LINE_EM * TEXT_SIZE / 2.0,
+            TEXT_SIZE,
+            label,
+            Anchor::Right,
+        ));
     }
+    texts.push(text(
+        frame.x + frame.w / 2.0,
+        frame.bottom() + 30.0,
+        TEXT_SIZE + 1.0,
+        "Arithmetic intensity (FLOP/byte)".into(),
+        Anchor::Center,
+    ));
     texts.push(Text {
-        x: frame.x + frame.w / 2.0,
-        y: frame.bottom() + 26.0,
-        size: TEXT_SIZE + 1.0,
-        text: "Arithmetic intensity (FLOP/byte)".into(),
-        color: palette::TEXT,
-        anchor: Anchor::Center,
-        vertical: false,
-    });
-    texts.push(Text {
-        x: 16.0,
-        y: frame.y + frame.h / 2.0,
-        size: TEXT_SIZE + 1.0,
-        text: "Performance (GFLOP/s)".into(),
-        color: palette::TEXT,
-        anchor: Anchor::Center,
         vertical: true,
+        ..text(
+            12.0,
+            frame.y + frame.h / 2.0,
+            TEXT_SIZE + 1.0,
+            "Performance (GFLOP/s)".into(),
+            Anchor::Center,
+        )
     });
 
     // The table: one row per point and memory level.
@@ -502,8 +754,9 @@ pub fn layout(
     ]
     .map(String::from)
     .into();
+    let table_top = frame.bottom() + 60.0;
     let mut rows = Vec::new();
-    let mut row_y = frame.bottom() + 52.0 + ROW;
+    let mut row_y = table_top + ROW + 4.0;
     for p in &chart_points {
         let g = p.data.gflops.map(sig3).unwrap_or_else(|| "-".into());
         if let Some(why) = &p.not_plotted {
@@ -560,68 +813,103 @@ pub fn layout(
             .chain([head])
             .map(|t| measure.width(t, TEXT_SIZE))
             .fold(0.0, f64::max);
-        // A "not plotted" note spans the columns after the label.
+        // A "not plotted" note spans the columns after the label: the
+        // column is as wide as its widest other cell.
         let widest = if c == 2 {
-            widest.min(measure.width("memory", TEXT_SIZE) + 40.0)
+            rows.iter()
+                .filter(|r| r.marker.is_some())
+                .filter_map(|r| r.cells.get(c))
+                .chain([head])
+                .map(|t| measure.width(t, TEXT_SIZE))
+                .fold(0.0, f64::max)
         } else {
             widest
         };
         at += widest.ceil() + 16.0;
     }
+    // A "not plotted" note may be wider than the columns it spans.
+    let note_right = rows
+        .iter()
+        .filter(|r| r.marker.is_none())
+        .filter_map(|r| r.cells.get(2))
+        .map(|t| columns[2] + measure.width(t, TEXT_SIZE))
+        .fold(0.0, f64::max);
     let table = Table {
         columns,
-        header_y: frame.bottom() + 52.0,
+        header_y: table_top,
         header,
         rows,
     };
-    let notes_y = row_y + 8.0;
-    let mut legend = vec![
-        "Roofs: solid = measured by a benchmark, dashed = theoretical (from the data sheet).",
-        "Filled markers: AI(L1), FLOP per byte the cores moved; hollow: AI(DRAM), joined to the same point's AI(L1).",
-        "% of attainable: GFLOP/s over min(compute roof of the point's precision, AI x bandwidth of the memory level).",
-    ];
-    let mut dots = chart_points.iter().filter(|p| p.marker == Marker::Dot);
-    if dots.clone().next().is_some() {
-        legend.push(if dots.all(|p| p.data.gflops.is_some()) {
-            "Dots: loops (coloured by function) or functions (by module), each at its FLOP per byte and GFLOP/s; area by time."
-        } else {
-            "Dots: loops (coloured by function) or functions (by module), each at its FLOP per byte and GFLOP/s; area by FLOP (some have no time)."
-        });
-    }
-    let mut widest_note: f64 = 0.0;
-    for (i, n) in legend.iter().enumerate() {
-        widest_note = widest_note.max(measure.width(n, TEXT_SIZE - 1.0));
-        texts.push(Text {
-            x: frame.x,
-            y: notes_y + i as f64 * 16.0,
-            size: TEXT_SIZE - 1.0,
-            text: n.to_string(),
-            color: palette::TEXT,
-            anchor: Anchor::Left,
-            vertical: false,
-        });
-    }
-    let table_right = table.columns.last().copied().unwrap_or(frame.x)
+    let table_right = (table.columns.last().copied().unwrap_or(frame.x)
         + table
             .rows
             .iter()
-            .filter_map(|r| r.cells.last())
+            .filter_map(|r| r.cells.get(7))
             .chain(table.header.last())
             .map(|t| measure.width(t, TEXT_SIZE))
-            .fold(0.0, f64::max);
-    let width = (f64::from(opts.width))
-        .max(table_right + 24.0)
-        .max(frame.x + widest_note + 24.0)
-        .ceil() as u32;
-    let height = (notes_y + legend.len() as f64 * 16.0 + 12.0).ceil() as u32;
+            .fold(0.0, f64::max))
+    .max(note_right);
+    let width = f64::from(opts.width).max(table_right + right_margin).ceil();
+
+    // The legend: what the lines and markers mean, only those on the chart.
+    let mut legend_lines: Vec<String> = vec![
+        "Roofs: solid = measured by a benchmark, dashed = theoretical (from the data sheet)."
+            .into(),
+    ];
+    legend_lines.extend(not_drawn(&selection));
+    let has = |m: Marker| chart_points.iter().any(|p| p.l1.is_some() && p.marker == m);
+    let mut shapes = Vec::new();
+    if has(Marker::Triangle) {
+        shapes.push("triangle: the whole program");
+    }
+    if has(Marker::Circle) {
+        shapes.push("circles: regions");
+    }
+    if chart_points.iter().any(|p| p.dram.is_some()) {
+        shapes.push("filled: AI(L1), FLOP per byte the cores moved; hollow: AI(DRAM), joined to the same point's AI(L1)");
+    }
+    if !shapes.is_empty() {
+        let mut line = shapes.join("; ");
+        line.replace_range(..1, &line[..1].to_uppercase());
+        legend_lines.push(format!("{line}."));
+    }
+    let dots: Vec<&ChartPoint> = chart_points
+        .iter()
+        .filter(|p| p.l1.is_some() && p.marker == Marker::Dot)
+        .collect();
+    if !dots.is_empty() {
+        legend_lines.push(if dots.iter().all(|p| p.data.gflops.is_some()) {
+            "Dots: loops (coloured by function) or functions (by module), each at its FLOP per byte and GFLOP/s; area by time.".into()
+        } else {
+            "Dots: loops (coloured by function) or functions (by module), each at its FLOP per byte and GFLOP/s; area by FLOP (some have no time).".into()
+        });
+    }
+    legend_lines.push("% of attainable: GFLOP/s over min(compute roof of the point's precision, AI x bandwidth of the memory level).".into());
+    let legend_y = row_y + 10.0;
+    let legend: Vec<Text> = legend_lines
+        .iter()
+        .flat_map(|l| wrap(measure, l, SMALL_SIZE, width - frame.x - right_margin))
+        .enumerate()
+        .map(|(i, line)| {
+            text(
+                frame.x,
+                legend_y + i as f64 * 17.0,
+                SMALL_SIZE,
+                line,
+                Anchor::Left,
+            )
+        })
+        .collect();
+    let height = (legend_y + legend.len() as f64 * 17.0 + 10.0).ceil() as u32;
     Chart {
-        width,
+        width: width as u32,
         height,
         plane,
         texts,
         roofs,
         points: chart_points,
         table,
+        legend,
         notes,
     }
 }

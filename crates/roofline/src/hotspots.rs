@@ -15,7 +15,7 @@
 //! without its nested loops) holds the share: an outer loop whose work is
 //! all in an inner one would otherwise sit on top of it.
 
-use crate::points::{dominant, points_of, PointData};
+use crate::points::{dominant, points_of, precisions, PointData};
 use crate::Input;
 use flopscope_model::{Report, Summary};
 use std::collections::HashMap;
@@ -188,6 +188,7 @@ fn dots(
                         ai_l1: w.summary.intensity_l1(),
                         ai_dram: None,
                         precision: dominant(w.summary),
+                        precisions: precisions(w.summary),
                         area: Some(if max > 0.0 { weight(w) / max } else { 1.0 }),
                         color_group: None,
                     },

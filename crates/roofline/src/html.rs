@@ -8,7 +8,8 @@
 pub mod source;
 pub mod tables;
 
-use crate::chart::{Chart, ChartPoint};
+use crate::chart::{Chart, ChartPoint, Marker};
+use crate::palette::Rgb;
 use crate::scale::sig3;
 use flopscope_model::markdown::rate;
 use flopscope_model::merge::{Merged, Spread};
@@ -25,7 +26,9 @@ pub struct HtmlReport<'a> {
     /// The merge, for its per-source rows and load imbalance.
     pub merged: Option<&'a Merged>,
     pub chart: &'a Chart,
-    /// The chart as SVG ([`crate::svg`]).
+    /// The chart as SVG ([`crate::svg`]). The page draws `chart` without
+    /// its table instead (the page's own table shows those rows, once),
+    /// and uses this only if that drawing fails.
     pub chart_svg: &'a str,
     pub ceilings: &'a Ceilings,
 }
@@ -50,7 +53,7 @@ const STYLE: &str = "
 body { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; padding: 0 1em; }
 h1 { font-size: 1.5em; margin-bottom: 0.2em; }
 h2 { font-size: 1.15em; margin-top: 2em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
-table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; display: block; max-width: 100%; overflow-x: auto; }
 th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e4e4e4; text-align: right; white-space: nowrap; }
 th { background: #f4f4f4; }
 td.name, th.name { text-align: left; }
@@ -63,7 +66,7 @@ td.bar-cell { text-align: left; width: 320px; }
 .partial { color: #b2182b; font-weight: bold; }
 .warnings li { color: #8c510a; }
 figure { margin: 1em 0; overflow-x: auto; }
-.swatch { display: inline-block; width: 0.8em; height: 0.8em; border-radius: 50%; vertical-align: middle; }
+svg.mark { vertical-align: middle; margin-right: 0.3em; }
 footer { margin-top: 3em; color: #777; font-size: 0.85em; }
 h3 { font-size: 1em; margin-top: 1.5em; word-break: break-all; }
 .note { color: #8c510a; }
@@ -141,26 +144,38 @@ fn meta(out: &mut String, h: &HtmlReport) {
     }
 }
 
+/// A table row's marker: the same shape and colour as the point's in the chart.
+fn mark(color: Rgb, m: Marker) -> String {
+    let c = color.hex();
+    let shape = match m {
+        Marker::Circle => format!("<circle r=\"4.5\" fill=\"{c}\"/>"),
+        Marker::Triangle => format!("<polygon points=\"0,-5.5 -5.5,4.5 5.5,4.5\" fill=\"{c}\"/>"),
+        Marker::Hollow => {
+            format!("<circle r=\"4\" fill=\"#fff\" stroke=\"{c}\" stroke-width=\"2\"/>")
+        }
+        Marker::Dot => format!(
+            "<circle r=\"5\" fill=\"{c}\" fill-opacity=\"0.55\" stroke=\"{c}\" stroke-width=\"1\"/>"
+        ),
+    };
+    format!("<svg class=\"mark\" width=\"12\" height=\"12\" viewBox=\"-6 -6 12 12\" aria-hidden=\"true\">{shape}</svg>")
+}
+
 fn points_table(out: &mut String, points: &[ChartPoint]) {
-    out.push_str("<table>\n<tr><th class=\"name\">point</th><th class=\"name\">memory</th><th>AI (FLOP/byte)</th><th>GFLOP/s</th><th>attainable GFLOP/s</th><th>% of attainable</th><th class=\"name\">bound by</th></tr>\n");
+    out.push_str("<table class=\"points\">\n<tr><th class=\"name\">point</th><th class=\"name\">memory</th><th>AI (FLOP/byte)</th><th>GFLOP/s</th><th>attainable GFLOP/s</th><th>% of attainable</th><th class=\"name\">bound by</th></tr>\n");
     for p in points {
-        let swatch = format!(
-            "<span class=\"swatch\" style=\"background:{}\"></span> ",
-            p.color.hex()
-        );
         if let Some(why) = &p.not_plotted {
             let _ = writeln!(out, "<tr><td class=\"name\">{}</td><td class=\"name\" colspan=\"6\">not plotted: {}</td></tr>", escape(&p.data.label), escape(why));
             continue;
         }
-        for (level, ai, att) in [
-            ("L1", p.data.ai_l1, &p.attainable_l1),
-            ("DRAM", p.data.ai_dram, &p.attainable_dram),
+        for (level, ai, att, marker) in [
+            ("L1", p.data.ai_l1, &p.attainable_l1, p.marker),
+            ("DRAM", p.data.ai_dram, &p.attainable_dram, Marker::Hollow),
         ] {
             let Some(ai) = ai else { continue };
             let name = if level == "L1" {
-                format!("{swatch}{}", escape(&p.data.label))
+                format!("{}{}", mark(p.color, marker), escape(&p.data.label))
             } else {
-                String::new()
+                mark(p.color, marker)
             };
             let _ = writeln!(
                 out,
@@ -370,11 +385,10 @@ pub fn report_with(h: &HtmlReport, files: &source::Sources) -> String {
     );
     meta(&mut out, h);
     out.push_str("</dl>\n<h2>Roofline</h2>\n<figure>\n");
-    out.push_str(inline_svg(h.chart_svg));
+    // The chart's notes are in its picture, its rows in the table below.
+    let plot = crate::svg(&h.chart.without_table());
+    out.push_str(inline_svg(plot.as_deref().unwrap_or(h.chart_svg)));
     out.push_str("</figure>\n");
-    for n in &h.chart.notes {
-        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
-    }
     points_table(&mut out, &h.chart.points);
     regions(&mut out, r);
     tables::functions(&mut out, r, files);

@@ -1,7 +1,7 @@
 //! Label placement without overlaps: each label tries its candidate boxes
 //! in order and takes the first that stays inside the bounds and clear of
 //! every label placed before it and every obstacle (markers); among those,
-//! one that no line crosses is preferred. A label whose candidates all
+//! the one crossing the fewest lines, then the nearest. A label whose candidates all
 //! collide takes the one with the least overlap and says so, unless it
 //! is optional ([`place_optional`]: the labels of a crowd of loop dots),
 //! in which case it is left out: placed labels then never overlap.
@@ -79,15 +79,15 @@ pub fn place_optional(
         let crossings = |c: &Candidate| {
             lines.iter().filter(|(a, b)| c.rect.crosses(*a, *b)).count() + tangles(c)
         };
-        // Near and clear of lines first: a crossed line costs as much as
-        // moving three rings (24 candidates) further out. An optional
-        // label is left out rather than tangled with another's leader.
+        // Clear of lines first (a label across a roof hides where the
+        // roof is), then near. An optional label is left out rather than
+        // tangled with another's leader.
         let free = candidates
             .iter()
             .enumerate()
             .filter(|(_, c)| bounds.contains(&c.rect) && overlap(&c.rect) == 0.0)
             .filter(|(_, c)| !may_drop || tangles(c) == 0)
-            .min_by_key(|(i, c)| i / 8 + 3 * crossings(c))
+            .min_by_key(|(i, c)| (crossings(c), i / 8))
             .map(|(_, c)| (*c, false));
         let chosen = free.or_else(|| {
             if may_drop {

@@ -17,6 +17,8 @@ pub struct PointData {
     pub ai_dram: Option<f64>,
     /// The precision that dominates its FLOP (`fp32` or `fp64`): its roof.
     pub precision: String,
+    /// Every precision it has FLOP of: the chart draws their roofs.
+    pub precisions: Vec<String>,
     /// A loop's or function's dot: its area relative to the largest dot's
     /// (1.0), from its time (or its FLOP when the report has no time).
     /// `None` for the fixed-size markers of regions and whole programs.
@@ -36,6 +38,21 @@ pub fn dominant(s: &Summary) -> String {
     }
 }
 
+/// The precisions of a summary's FLOP (x87 has no roof of its own).
+pub fn precisions(s: &Summary) -> Vec<String> {
+    let f = &s.flop;
+    [
+        ("fp64", f.fp64),
+        ("fp32", f.fp32),
+        ("fp16", f.fp16),
+        ("bf16", f.bf16),
+    ]
+    .into_iter()
+    .filter(|(_, n)| n.unwrap_or(0) > 0)
+    .map(|(p, _)| p.to_string())
+    .collect()
+}
+
 /// The whole program, then each region, of one report. With a `source`
 /// (several reports on one chart) labels are prefixed with it.
 pub fn points_of(r: &Report, source: Option<&str>) -> Vec<PointData> {
@@ -51,6 +68,7 @@ pub fn points_of(r: &Report, source: Option<&str>) -> Vec<PointData> {
         ai_l1: r.summary.intensity_l1(),
         ai_dram: r.arithmetic_intensity.dram,
         precision: dominant(&r.summary),
+        precisions: precisions(&r.summary),
         area: None,
         color_group: None,
     }];
@@ -63,6 +81,7 @@ pub fn points_of(r: &Report, source: Option<&str>) -> Vec<PointData> {
             ai_l1: reg.summary.intensity_l1(),
             ai_dram: None,
             precision: dominant(&reg.summary),
+            precisions: precisions(&reg.summary),
             area: None,
             color_group: None,
         });

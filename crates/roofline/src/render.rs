@@ -1,14 +1,15 @@
 //! Paints a laid-out [`Chart`] with plotters: SVG text, or RGB pixels and
-//! PNG bytes. Text uses the embedded font (see [`crate::font`]).
+//! PNG bytes. Text is not plotters': SVG `<text>` elements at their
+//! baselines, and in pixels rasterised with the embedded font (see
+//! [`crate::font`]).
 
-use crate::chart::{Anchor, Chart, Marker, Text, MARKER};
-use crate::font::{self, FAMILY};
+use crate::chart::{baseline, Anchor, Chart, Marker, Text, MARKER};
+use crate::font::{EmbeddedFont, TextMeasure, ASCENT_EM, FAMILY};
 use crate::palette::{self, Rgb};
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters::style::FontTransform;
+use std::fmt::Write;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
@@ -30,22 +31,132 @@ fn draw_err<E: std::fmt::Debug>(e: E) -> RenderError {
     RenderError::Draw(format!("{e:?}"))
 }
 
-fn text<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, t: &Text) -> Result<(), RenderError> {
-    let h = match t.anchor {
-        Anchor::Left => HPos::Left,
-        Anchor::Right => HPos::Right,
-        Anchor::Center => HPos::Center,
+/// Where a text's line starts (its left edge, or its bottom when
+/// vertical), and its width, as the layout measured it.
+fn start(font: &EmbeddedFont, t: &Text) -> (f64, f64) {
+    let w = font.width(&t.text, t.size);
+    let along = match t.anchor {
+        Anchor::Left => 0.0,
+        Anchor::Center => w / 2.0,
+        Anchor::Right => w,
     };
-    let c = color(t.color);
-    let mut style = TextStyle::from((FAMILY, t.size).into_font())
-        .color(&c)
-        .pos(Pos::new(h, VPos::Top));
     if t.vertical {
-        style = style.transform(FontTransform::Rotate270);
+        (t.y + along, w)
+    } else {
+        (t.x - along, w)
     }
-    // Glyphs sit a little low on their top anchor: see chart::label_box.
-    area.draw_text(&t.text, &style, pt((t.x, t.y + 0.1 * t.size)))
-        .map_err(draw_err)
+}
+
+/// One SVG `<text>` element: its baseline given, the anchor left to the
+/// viewer (whose fallback font may be narrower than DejaVu Sans).
+fn svg_text(out: &mut String, t: &Text) {
+    let anchor = match t.anchor {
+        Anchor::Left => "start",
+        Anchor::Center => "middle",
+        Anchor::Right => "end",
+    };
+    let escaped = crate::html::escape(&t.text);
+    let fill = t.color.hex();
+    let size = t.size;
+    if t.vertical {
+        let x = t.x + ASCENT_EM * t.size;
+        let y = t.y;
+        let _ = writeln!(
+            out,
+            "<text x=\"{x:.1}\" y=\"{y:.1}\" transform=\"rotate(-90 {x:.1} {y:.1})\" font-family=\"{FAMILY}\" font-size=\"{size}\" fill=\"{fill}\" text-anchor=\"{anchor}\">{escaped}</text>"
+        );
+    } else {
+        let x = t.x;
+        let y = baseline(t.y, t.size);
+        let _ = writeln!(
+            out,
+            "<text x=\"{x:.1}\" y=\"{y:.1}\" font-family=\"{FAMILY}\" font-size=\"{size}\" fill=\"{fill}\" text-anchor=\"{anchor}\">{escaped}</text>"
+        );
+    }
+}
+
+/// The texts of an SVG chart written by [`svg`], read back from its
+/// `<text>` elements (position, size, anchor, turn): with
+/// [`crate::chart::text_box`], what tests check for overlaps.
+pub fn svg_texts(svg: &str) -> Vec<Text> {
+    let attr = |line: &str, key: &str| -> Option<String> {
+        let at = line.find(&format!(" {key}=\""))? + key.len() + 3;
+        let end = line[at..].find('"')? + at;
+        Some(line[at..end].to_string())
+    };
+    let num = |line: &str, key: &str| attr(line, key).and_then(|v| v.parse::<f64>().ok());
+    let unescape = |t: &str| {
+        t.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&")
+    };
+    let mut out = Vec::new();
+    for line in svg.lines().filter(|l| l.starts_with("<text ")) {
+        let (Some(x), Some(y), Some(size)) =
+            (num(line, "x"), num(line, "y"), num(line, "font-size"))
+        else {
+            continue;
+        };
+        let Some(open) = line.find('>') else { continue };
+        let Some(close) = line.rfind("</text>") else {
+            continue;
+        };
+        let vertical = attr(line, "transform").is_some_and(|t| t.starts_with("rotate(-90"));
+        let anchor = match attr(line, "text-anchor").as_deref() {
+            Some("middle") => Anchor::Center,
+            Some("end") => Anchor::Right,
+            _ => Anchor::Left,
+        };
+        let fill = attr(line, "fill").unwrap_or_default();
+        let hex =
+            |i: usize| u8::from_str_radix(fill.get(i..i + 2).unwrap_or("00"), 16).unwrap_or(0);
+        out.push(Text {
+            // Back from the baseline (or, turned, its left edge) to the top.
+            x: if vertical { x - ASCENT_EM * size } else { x },
+            y: if vertical { y } else { y - ASCENT_EM * size },
+            size,
+            text: unescape(&line[open + 1..close]),
+            color: Rgb(hex(1), hex(3), hex(5)),
+            anchor,
+            vertical,
+        });
+    }
+    out
+}
+
+/// Blends a text rasterised with the embedded font into RGB pixels.
+fn raster_text(font: &EmbeddedFont, buf: &mut [u8], width: u32, height: u32, t: &Text) {
+    let cov = font.raster(&t.text, t.size);
+    let (from, _) = start(font, t);
+    let (w, h) = (i64::from(width), i64::from(height));
+    let (x0, y0) = (t.x.round() as i64, t.y.round() as i64);
+    let from = from.round() as i64;
+    for v in 0..cov.h {
+        for u in 0..cov.w {
+            let c = cov.data[v * cov.w + u];
+            if c <= 0.0 {
+                continue;
+            }
+            let (x, y) = if t.vertical {
+                (x0 + v as i64, from - u as i64)
+            } else {
+                (from + u as i64, y0 + v as i64)
+            };
+            if x < 0 || y < 0 || x >= w || y >= h {
+                continue;
+            }
+            // A little darker than linear coverage: thin stems of small
+            // text stay legible on white.
+            let a = c.clamp(0.0, 1.0).powf(0.8);
+            let i = (y as usize * width as usize + x as usize) * 3;
+            for (k, ink) in [t.color.0, t.color.1, t.color.2].into_iter().enumerate() {
+                let bg = f32::from(buf[i + k]);
+                buf[i + k] = (bg + (f32::from(ink) - bg) * a).round() as u8;
+            }
+        }
+    }
 }
 
 fn marker<DB: DrawingBackend>(
@@ -159,28 +270,14 @@ fn paint<DB: DrawingBackend>(
         }
     }
 
-    // Labels over everything, on a white ground.
+    // Labels over everything, on a white ground (their texts come last).
     let ground = RGBColor(255, 255, 255).mix(0.85).filled();
     let labels = chart
         .roofs
         .iter()
-        .map(|r| {
-            (
-                r.label,
-                r.roof.label.as_str(),
-                r.roof.color,
-                crate::chart::LABEL_SIZE - 1.0,
-            )
-        })
-        .chain(chart.points.iter().filter_map(|p| {
-            Some((
-                p.label?,
-                p.data.label.as_str(),
-                p.color,
-                crate::chart::LABEL_SIZE,
-            ))
-        }));
-    for (placed, label, c, size) in labels {
+        .map(|r| r.label)
+        .chain(chart.points.iter().filter_map(|p| p.label));
+    for placed in labels {
         if let Some((from, to)) = placed.leader {
             area.draw(&PathElement::new(
                 vec![pt(from), pt(to)],
@@ -194,61 +291,31 @@ fn paint<DB: DrawingBackend>(
             ground,
         ))
         .map_err(draw_err)?;
-        let t = Text {
-            x: r.x + 2.0,
-            y: r.y + 2.0,
-            size,
-            text: label.to_string(),
-            color: c,
-            anchor: Anchor::Left,
-            vertical: false,
-        };
-        text(area, &t)?;
     }
 
-    for t in &chart.texts {
-        text(area, t)?;
-    }
-
-    // The table under the plot.
+    // The table's rule and markers (its cells are texts).
     let tab = &chart.table;
-    for (i, h) in tab.header.iter().enumerate() {
-        let t = Text {
-            x: tab.columns[i],
-            y: tab.header_y,
-            size: crate::chart::TEXT_SIZE,
-            text: h.clone(),
-            color: palette::TEXT,
-            anchor: Anchor::Left,
-            vertical: false,
-        };
-        text(area, &t)?;
+    if !tab.header.is_empty() {
+        let rule_y = tab.header_y + crate::chart::ROW;
+        let right = tab.columns.last().copied().unwrap_or(f.right()) + 120.0;
+        area.draw(&PathElement::new(
+            vec![
+                pt((f.x, rule_y)),
+                pt((right.min(f64::from(chart.width) - 8.0), rule_y)),
+            ],
+            color(palette::FRAME),
+        ))
+        .map_err(draw_err)?;
     }
-    let rule_y = tab.header_y + crate::chart::ROW - 3.0;
-    let right = tab.columns.last().copied().unwrap_or(f.right()) + 120.0;
-    area.draw(&PathElement::new(
-        vec![
-            pt((f.x, rule_y)),
-            pt((right.min(f64::from(chart.width) - 8.0), rule_y)),
-        ],
-        color(palette::FRAME),
-    ))
-    .map_err(draw_err)?;
     for row in &tab.rows {
         if let Some((c, m)) = row.marker {
-            marker(area, (tab.columns[0] + 6.0, row.y + 7.0), c, m, 4.0)?;
-        }
-        for (i, cell) in row.cells.iter().enumerate().skip(1) {
-            let t = Text {
-                x: tab.columns[i],
-                y: row.y,
-                size: crate::chart::TEXT_SIZE,
-                text: cell.clone(),
-                color: palette::TEXT,
-                anchor: Anchor::Left,
-                vertical: false,
-            };
-            text(area, &t)?;
+            marker(
+                area,
+                (tab.columns[0] + 6.0, row.y + crate::chart::TEXT_SIZE * 0.6),
+                c,
+                m,
+                4.0,
+            )?;
         }
     }
     area.present().map_err(draw_err)
@@ -256,24 +323,46 @@ fn paint<DB: DrawingBackend>(
 
 /// The chart as an SVG document.
 pub fn svg(chart: &Chart) -> Result<String, RenderError> {
-    font::register();
     let mut out = String::new();
     {
         let area =
             SVGBackend::with_string(&mut out, (chart.width, chart.height)).into_drawing_area();
         paint(&area, chart)?;
     }
+    let end = out.rfind("</svg>").unwrap_or(out.len());
+    let mut texts = String::new();
+    for t in chart.all_texts() {
+        svg_text(&mut texts, &t);
+    }
+    out.insert_str(end, &texts);
+    // The notes whole (the picture wraps them into lines), for readers
+    // that read text rather than pictures.
+    if !chart.notes.is_empty() {
+        if let Some(open) = out
+            .find("<svg")
+            .and_then(|i| out[i..].find('>').map(|j| i + j + 1))
+        {
+            let desc = format!(
+                "\n<desc>{}</desc>",
+                crate::html::escape(&chart.notes.join(" "))
+            );
+            out.insert_str(open, &desc);
+        }
+    }
     Ok(out)
 }
 
 /// The chart as RGB pixels, row by row (width x height x 3 bytes).
 pub fn rgb(chart: &Chart) -> Result<Vec<u8>, RenderError> {
-    font::register();
     let mut buf = vec![255u8; chart.width as usize * chart.height as usize * 3];
     {
         let area =
             BitMapBackend::with_buffer(&mut buf, (chart.width, chart.height)).into_drawing_area();
         paint(&area, chart)?;
+    }
+    let font = EmbeddedFont::new();
+    for t in chart.all_texts() {
+        raster_text(&font, &mut buf, chart.width, chart.height, &t);
     }
     Ok(buf)
 }

@@ -160,7 +160,8 @@ fn crowded_labels_never_cover_each_other_or_a_dot() {
         .iter()
         .filter_map(|p| p.label.map(|l| l.rect))
         .collect();
-    assert!(shown.len() >= 10, "only {} labels", shown.len());
+    // (At 13 px text, a third of the crowd finds a free place.)
+    assert!(shown.len() >= 9, "only {} labels", shown.len());
     for (i, a) in shown.iter().enumerate() {
         assert!(c.plane.frame.contains(a), "{a:?} outside the frame");
         for (center, radius) in &dots {

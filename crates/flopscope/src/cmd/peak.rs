@@ -94,9 +94,8 @@ pub fn machine_record(machine: Option<&Path>) -> Result<MachineRecord> {
     if record.ceilings.bandwidth.is_empty() {
         // A roofline needs a bandwidth roof: without a profile, a short
         // STREAM triad, measured once on this machine and kept.
-        let (kept, _) = flopscope_machine::store::kept("bandwidth", &record.identity, || {
-            quick_bandwidth(&m)
-        });
+        let (kept, _) =
+            flopscope_machine::store::kept("bandwidth", &record.identity, || quick_bandwidth(&m));
         record.ceilings.bandwidth = kept
             .value
             .iter()
@@ -125,7 +124,11 @@ fn quick_bandwidth(m: &Machine) -> Vec<(String, f64)> {
         .iter()
         .map(|c| (c.level, memory::capacity(c, threads, m.cores)))
         .collect();
-    let l1 = capacities.iter().filter(|(l, _)| *l == 1).map(|(_, b)| *b).max();
+    let l1 = capacities
+        .iter()
+        .filter(|(l, _)| *l == 1)
+        .map(|(_, b)| *b)
+        .max();
     let llc = capacities.iter().map(|(_, b)| *b).max().unwrap_or(32 << 20);
     let sizes: Vec<u64> = l1
         .map(|b| b / 2)

@@ -162,8 +162,7 @@ impl Painter<'_> {
 
 /// The flame graph as an SVG document.
 pub fn svg(flame: &Flame, opts: &FlameOptions) -> String {
-    let font = EmbeddedFont::new();
-    let measure = font.css();
+    let measure = EmbeddedFont::new();
     let width = f64::from(opts.width);
     let room = width - 2.0 * PAD;
     let total = flame.root.value;
