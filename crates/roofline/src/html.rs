@@ -117,8 +117,11 @@ fn meta(out: &mut String, h: &HtmlReport) {
         },
     );
     row(
-        "native time",
-        opt(r.native_time_s, |t| escape(&duration(t))),
+        "time",
+        opt(r.native_time_s, |t| match &r.timing {
+            Some(timing) => escape(&format!("{} ({})", duration(t), timing.describe())),
+            None => escape(&duration(t)),
+        }),
     );
     row("FLOP/s", opt(r.gflops, |g| format!("{} GFLOP/s", rate(g))));
     if let (Some(pct), Some(p)) = (r.percent_of_peak(), &r.peak) {
