@@ -31,7 +31,8 @@ struct Counted {
 }
 
 fn count(flopscope: &PathBuf, k: &KernelSpec, n: u64) -> Counted {
-    let dir = std::env::temp_dir().join(format!("flopscope-bench-emulate-{}", std::process::id()));
+    // Under cargo's per-target temporary directory: nothing is left in /tmp.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-emulate");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join(format!("{}-{n}.json", k.name));
     let run = Command::new(flopscope)
