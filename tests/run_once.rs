@@ -177,17 +177,19 @@ fn runs_are_refused_for_an_mpi_rank_before_the_program_starts() {
     assert!(trace(dir.path()).is_empty(), "the program ran");
 }
 
-#[test]
-fn region_times_under_the_native_engine_come_from_the_runtime_and_fit_in_the_run() {
+/// `flopscope count ARGS -- two_regions 4096 REPS` (SSE2 build): its report.
+fn counted_two_regions(args: &[&str], reps: &str) -> Value {
     let exe = crate::reports::two_regions(crate::support::SSE2);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let out = Command::new(FLOPSCOPE)
-        .args(["count", "--engine", "native", "-o"])
+        .arg("count")
+        .args(args)
+        .arg("-o")
         .arg(&json)
         .arg("--")
         .arg(&exe)
-        .args(["4096", "2000"])
+        .args(["4096", reps])
         .output()
         .unwrap();
     assert_eq!(
@@ -196,7 +198,12 @@ fn region_times_under_the_native_engine_come_from_the_runtime_and_fit_in_the_run
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+#[test]
+fn region_times_under_the_native_engine_come_from_the_runtime_and_fit_in_the_run() {
+    let r = counted_two_regions(&["--engine", "native"], "2000");
     let total = r["native_time_s"].as_f64().unwrap();
     let mut sum = 0.0;
     for name in ["axpy", "scale"] {
@@ -217,24 +224,7 @@ fn region_times_under_the_native_engine_come_from_the_runtime_and_fit_in_the_run
 
 #[test]
 fn region_times_of_repeated_runs_are_medians_with_their_spread() {
-    let exe = crate::reports::two_regions(crate::support::SSE2);
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let out = Command::new(FLOPSCOPE)
-        .args(["count", "--runs", "3", "-o"])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .args(["4096", "500"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = counted_two_regions(&["--runs", "3"], "500");
     for name in ["axpy", "scale"] {
         let region = r["regions"]
             .as_array()

@@ -634,12 +634,7 @@ pub fn emit_top(
     output: Option<&std::path::Path>,
     top: usize,
 ) -> Result<()> {
-    let text = match format {
-        Format::Table => render::table_top(report, top),
-        Format::Json => report.to_json(),
-        Format::Csv => render::csv(report),
-    };
-    crate::output::write_text(&text, output)
+    crate::output::write_text(&render(report, format, top), output)
 }
 
 /// The samples of `run` (the counted run or the timed runs), placed for
