@@ -733,23 +733,57 @@ fn a_thread_may_end_the_process_either_way() {
 }
 
 #[test]
-fn code_generated_at_run_time_is_reported() {
-    let exe = build("native/jit.c", &["-O2"]);
-    let run = count_with("native", &exe, &["100"], &[]);
+fn code_written_rewritten_and_remapped_at_run_time_is_counted_as_it_runs() {
+    let exe = build("native/smc.c", &["-O2"]);
+    let n = 1000u64;
+    let args = [n.to_string()];
+    let e = Expect::new()
+        .insn("fp64", 64, 1, "add", n, 1)
+        .insn("fp64", 128, 2, "mul", n, 2)
+        .insn("fp64", 64, 1, "div", n, 1)
+        .insn("fp64", 64, 1, "sub", n, 1)
+        .insn("fp64", 64, 1, "mul", n, 1)
+        .op("add", n)
+        .op("mul", 3 * n)
+        .op("div", n)
+        .op("sub", n);
+    let mut f = Failures::default();
+    let mut reports = Vec::new();
+    for engine in ["emulate", "native"] {
+        let run = count_with(engine, &exe, &args, &[]);
+        assert_eq!(run.code, 0, "{engine}: {}", run.stderr);
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["complete"], true, "{engine}: {:?}", r.warnings());
+        assert!(r.warnings().is_empty(), "{engine}: {:?}", r.warnings());
+        f.expect(&format!("smc {n} under {engine}"), &r, &e);
+        reports.push(r);
+    }
+    let differ: Vec<&str> = FLOP_KEYS
+        .into_iter()
+        .filter(|k| reports[0].0[k] != reports[1].0[k])
+        .collect();
+    assert!(differ.is_empty(), "emulate and native differ in {differ:?}");
+    f.assert_none();
+}
+
+#[test]
+fn code_written_by_one_thread_while_another_runs_it_is_counted() {
+    let exe = build("native/smc_threads.c", &["-O2", "-pthread"]);
+    let n = 2000u64;
+    let run = count_with("native", &exe, &[n.to_string()], &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let r = run.report.expect("a report");
-    assert_eq!(
-        r.0["complete"], false,
-        "counts that may be wrong are not complete"
-    );
-    assert!(
-        r.warnings()
-            .iter()
-            .any(|w| w.contains("generated or rewritten at run time")
-                && w.contains("--engine emulate")),
-        "{:?}",
-        r.warnings()
-    );
+    assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+    let e = Expect::new()
+        .insn("fp64", 64, 1, "sub", n, 1)
+        .insn("fp64", 64, 1, "add", n / 2, 1)
+        .insn("fp64", 64, 1, "mul", n / 2, 1)
+        .op("sub", n)
+        .op("add", n / 2)
+        .op("mul", n / 2);
+    let mut f = Failures::default();
+    f.expect(&format!("smc_threads {n}"), &r, &e);
+    f.assert_none();
 }
 
 #[test]

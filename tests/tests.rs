@@ -23,8 +23,10 @@ mod cli_engines;
 mod perf_regions;
 // FLOP per function by sampling under the perf engine: the machinery run with a software clock.
 mod perf_sampling;
-// The native engine: against the emulate engine, closed forms on AVX-512, threads, signals.
+// The native engine: against the emulate engine, closed forms on AVX-512, threads, signals, code rewritten at run time.
 mod native;
+// JIT compilers (Numba, LuaJIT): code written at run time counted as it runs, against closed forms and the emulate engine.
+mod jit;
 // Attribution: functions, loops and source lines of known counts, both engines.
 mod attribution;
 // The workflow: paths checked before the run, the report apart from the program's output.

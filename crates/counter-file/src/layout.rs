@@ -69,8 +69,8 @@ pub mod word {
     /// 1 when XSAVE-family instructions ran whose bytes were not counted
     /// (native engine).
     pub const UNCOUNTED_STATE: usize = 12;
-    /// Native engine: the first address of code run from a writable mapping
-    /// or rewritten after translation (code generated at run time), else 0.
+    /// Native engine: the first address of code run from a writable page
+    /// the engine could not write-protect (its changes unseen), else 0.
     pub const GENERATED_CODE_PC: usize = 13;
     /// 1 when attribution data was lost (counter numbers ran out, the code
     /// table could not be written): functions and lines are then partial.
@@ -86,6 +86,12 @@ pub mod word {
     /// Entries of [`super::REAPED_TABLE`] claimed (may exceed its size: the
     /// rest were not recorded).
     pub const REAPED_USED: usize = 18;
+    /// Native engine: the program's writes that hit pages of translated
+    /// code (each caught by the engine's write protection).
+    pub const CODE_WRITES: usize = 19;
+    /// Native engine: translated blocks invalidated (their code written,
+    /// unmapped or made writable) and translated anew when run again.
+    pub const BLOCKS_INVALIDATED: usize = 20;
 }
 /// Byte offset of the text describing the unsupported instruction (NUL-terminated).
 pub const UNSUPPORTED_TEXT: usize = 512;

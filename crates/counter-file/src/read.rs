@@ -43,9 +43,14 @@ pub struct FileCounts {
     pub unmarked: Counts,
     /// XSAVE-family bytes were not counted (native engine).
     pub uncounted_state: bool,
-    /// Native engine: code generated or rewritten at run time was executed
-    /// from this address (counts may then be wrong).
+    /// Native engine: code was run from a writable page the engine could
+    /// not write-protect, from this address (a change to it would go
+    /// unseen: counts may then be wrong).
     pub generated_code_pc: Option<u64>,
+    /// Native engine: writes caught on pages of translated code, and blocks
+    /// invalidated (code written at run time, followed).
+    pub code_writes: u64,
+    pub blocks_invalidated: u64,
     /// Region ends that did not match, and the first one described.
     pub mismatches: u64,
     pub mismatch_text: String,
@@ -241,6 +246,8 @@ impl CounterFile {
         out.uncounted_state = layout::load(v.word(word::UNCOUNTED_STATE)) != 0;
         out.generated_code_pc =
             Some(layout::load(v.word(word::GENERATED_CODE_PC))).filter(|pc| *pc != 0);
+        out.code_writes = layout::load(v.word(word::CODE_WRITES));
+        out.blocks_invalidated = layout::load(v.word(word::BLOCKS_INVALIDATED));
         out.command = layout::command_of(v.bytes(layout::COMMAND_TEXT, layout::COMMAND_BYTES));
         out.end = ProcessEnd::decode(layout::load(v.word(word::END)));
         out.parent_pid = Some(layout::load(v.word(word::PARENT_PID))).filter(|p| *p != 0);

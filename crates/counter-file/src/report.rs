@@ -133,6 +133,8 @@ fn combine(files: &[(PathBuf, FileCounts)]) -> FileCounts {
         out.unmarked.merge(&f.unmarked);
         out.uncounted_state |= f.uncounted_state;
         out.generated_code_pc = out.generated_code_pc.or(f.generated_code_pc);
+        out.code_writes += f.code_writes;
+        out.blocks_invalidated += f.blocks_invalidated;
         if out.mismatches == 0 {
             out.mismatch_text = f.mismatch_text.clone();
         }

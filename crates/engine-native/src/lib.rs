@@ -200,7 +200,7 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         report.warnings.insert(
             0,
             format!(
-                "the program executes code generated or rewritten at run time (from {pc:#x}): the native engine translates code once and cannot follow later changes, so the counts may be wrong; count it with --engine emulate"
+                "the program runs code from a writable page that the native engine could not write-protect (from {pc:#x}: a stack, where the engine leaves pages writable, or a full code cache): a change to that code after its first run would go unseen, so the counts may be wrong; count it with --engine emulate"
             ),
         );
     }
@@ -215,6 +215,12 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
             .push(flopscope_engine_qemu::host::run::LIKWID_TAKEN_OVER.into());
     }
     report.notes.push(NOT_COUNTED.into());
+    if main.code_writes + main.blocks_invalidated > 0 {
+        report.notes.push(format!(
+            "native engine: code written or changed at run time was followed: {} writes to pages of translated code caught, {} translated blocks invalidated and translated anew",
+            main.code_writes, main.blocks_invalidated
+        ));
+    }
     Ok(report)
 }
 

@@ -22,7 +22,8 @@ fn cache_dir() -> PathBuf {
 }
 
 /// Writes `bytes` as `<stem>-<version>-<hash>.so` in the cache (once per
-/// content; older copies of the same stem are removed) and returns its path.
+/// content; other versions' copies unused for a month are removed) and
+/// returns its path.
 fn materialize(stem: &str, hash: &str, bytes: &[u8]) -> Result<PathBuf> {
     let name = format!("{stem}-{}-{hash}.so", env!("CARGO_PKG_VERSION"));
     // SAFETY: getuid has no preconditions.
@@ -33,18 +34,12 @@ fn materialize(stem: &str, hash: &str, bytes: &[u8]) -> Result<PathBuf> {
     ] {
         let p = dir.join(&name);
         if p.is_file() {
+            mark_used(&p);
             return Ok(p);
         }
         if std::fs::create_dir_all(&dir).is_ok() && flopscope_model::write_atomic(&p, bytes).is_ok()
         {
-            if let Ok(rd) = std::fs::read_dir(&dir) {
-                for e in rd.flatten() {
-                    let f = e.file_name().to_string_lossy().into_owned();
-                    if f.starts_with(&format!("{stem}-")) && f != name {
-                        let _ = std::fs::remove_file(e.path());
-                    }
-                }
-            }
+            remove_unused(&dir, stem, &name);
             return Ok(p);
         }
     }
@@ -52,6 +47,38 @@ fn materialize(stem: &str, hash: &str, bytes: &[u8]) -> Result<PathBuf> {
         "cannot write {name} to {} or the temporary directory: make one writable, or set FLOPSCOPE_QEMU_PLUGIN to a copy of the plugin",
         cache_dir().display()
     )
+}
+
+/// Another version's copy unused this long is removed. Copies in use stay:
+/// two flopscope builds may run at once (a cluster's shared home, an old
+/// build finishing a long job), and a running job's programs load its copy
+/// at every exec.
+const UNUSED_FOR: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// Dates the copy's last use (its modification time).
+fn mark_used(p: &std::path::Path) {
+    if let Ok(f) = std::fs::File::options().append(true).open(p) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// Removes the other versions' copies of `stem` unused for [`UNUSED_FOR`].
+fn remove_unused(dir: &std::path::Path, stem: &str, keep: &str) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let f = e.file_name().to_string_lossy().into_owned();
+        let unused = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > UNUSED_FOR);
+        if f.starts_with(&format!("{stem}-")) && f != keep && unused {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// The plugin's path: `FLOPSCOPE_QEMU_PLUGIN` if set, else the embedded copy.
@@ -93,4 +120,38 @@ pub fn likwid_markers() -> Result<PathBuf> {
         env!("FLOPSCOPE_LIKWID_MARKERS_HASH"),
         LIKWID_MARKERS,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_other_versions_unused_for_a_month_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, days_ago: u64| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, b"x").unwrap();
+            let t = std::time::SystemTime::now() - std::time::Duration::from_secs(days_ago * 86400);
+            std::fs::File::options()
+                .append(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+            p
+        };
+        let ours = file("runtime-0.2.0-c.so", 0);
+        let recent = file("runtime-0.1.0-b.so", 29);
+        let old = file("runtime-0.0.9-a.so", 31);
+        let other_stem = file("plugin-0.0.9-a.so", 40);
+        remove_unused(dir.path(), "runtime", "runtime-0.2.0-c.so");
+        assert!(ours.exists() && recent.exists() && other_stem.exists());
+        assert!(!old.exists());
+        // A use dates the copy anew: an old copy in use is kept.
+        let used = file("runtime-0.0.8-d.so", 60);
+        mark_used(&used);
+        remove_unused(dir.path(), "runtime", "runtime-0.2.0-c.so");
+        assert!(used.exists());
+    }
 }

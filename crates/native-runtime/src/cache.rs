@@ -67,13 +67,40 @@ impl IblTable {
         false
     }
 
-    /// Removes every entry whose program address is in `lo..hi`.
-    pub fn remove_range(&self, lo: u64, hi: u64) {
-        for i in 0..IBL_ENTRIES {
+    /// Removes the entry of `pc`, if any (its block was invalidated).
+    pub fn remove(&self, pc: u64) {
+        let start = (pc as usize & IBL_OFFSET_MASK as usize) >> IBL_SHIFT;
+        for i in start..start + PROBE {
             let k = self.word(2 * i).load(Ordering::Acquire);
-            if k >= lo && k < hi {
+            if k == pc {
                 self.word(2 * i).store(TOMBSTONE, Ordering::Release);
             }
+            if k == 0 {
+                return;
+            }
+        }
+    }
+}
+
+/// Every arena's range, for signal handlers that must tell cache code from
+/// the runtime's own without a lock: (base, end) pairs, 0 where unused.
+static ARENA_RANGES: [AtomicU64; 2 * MAX_ARENAS] = [const { AtomicU64::new(0) }; 2 * MAX_ARENAS];
+const MAX_ARENAS: usize = 256;
+
+/// Whether `pc` lies in a code cache arena.
+pub fn in_cache(pc: u64) -> bool {
+    (0..MAX_ARENAS).any(|i| {
+        let base = ARENA_RANGES[2 * i].load(Ordering::Acquire);
+        base != 0 && base <= pc && pc < ARENA_RANGES[2 * i + 1].load(Ordering::Acquire)
+    })
+}
+
+fn register(base: u64, end: u64) {
+    for i in 0..MAX_ARENAS {
+        if ARENA_RANGES[2 * i].load(Ordering::Acquire) == 0 {
+            ARENA_RANGES[2 * i + 1].store(end, Ordering::Release);
+            ARENA_RANGES[2 * i].store(base, Ordering::Release);
+            return;
         }
     }
 }
@@ -128,6 +155,7 @@ impl Arena {
             None => sys::map_at(0, ARENA_BYTES, prot, flags & !libc::MAP_FIXED_NOREPLACE)? as u64,
         };
         let end = base + ARENA_BYTES as u64;
+        register(base, end);
         let mut a = Arena {
             base,
             next: base,

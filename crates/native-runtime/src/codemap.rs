@@ -9,6 +9,8 @@ pub struct Mapping {
     pub lo: u64,
     pub hi: u64,
     pub writable: bool,
+    /// The main thread's stack (`[stack]`).
+    pub stack: bool,
 }
 
 static MAPS: Mutex<Vec<Mapping>> = Mutex::new(Vec::new());
@@ -44,10 +46,17 @@ pub fn parse(text: &str) -> Vec<Mapping> {
             continue;
         }
         let writable = perms.as_bytes().get(1) == Some(&b'w');
+        // The path, if any, is the fourth field after the permissions.
+        let stack = f.nth(3) == Some("[stack]");
         match out.last_mut() {
             // Adjacent readable mappings read as one range.
-            Some(m) if m.hi == lo && m.writable == writable => m.hi = hi,
-            _ => out.push(Mapping { lo, hi, writable }),
+            Some(m) if m.hi == lo && m.writable == writable && m.stack == stack => m.hi = hi,
+            _ => out.push(Mapping {
+                lo,
+                hi,
+                writable,
+                stack,
+            }),
         }
     }
     out
@@ -91,7 +100,8 @@ pub fn mapping_of(addr: u64) -> Option<Mapping> {
     find(&maps)
 }
 
-/// Forgets what is known of `lo..hi` (unmapped).
+/// Forgets what is known of `lo..hi` (unmapped, mapped anew or protected
+/// anew).
 pub fn forget(lo: u64, hi: u64) {
     let mut maps = MAPS.lock().unwrap_or_else(|e| e.into_inner());
     if maps.iter().any(|m| m.lo < hi && lo < m.hi) {
@@ -110,20 +120,20 @@ mod tests {
 55d0a0001000-55d0a0005000 r-xp 00001000 08:01 1 /bin/x
 55d0a0005000-55d0a0006000 ---p 00000000 00:00 0
 55d0a0006000-55d0a0007000 rw-p 00000000 00:00 0
+7ffd10000000-7ffd10021000 rw-p 00000000 00:00 0                          [stack]
 ";
+        let m = |lo, hi, writable, stack| Mapping {
+            lo,
+            hi,
+            writable,
+            stack,
+        };
         assert_eq!(
             parse(text),
             vec![
-                Mapping {
-                    lo: 0x55d0a0000000,
-                    hi: 0x55d0a0005000,
-                    writable: false
-                },
-                Mapping {
-                    lo: 0x55d0a0006000,
-                    hi: 0x55d0a0007000,
-                    writable: true
-                },
+                m(0x55d0a0000000, 0x55d0a0005000, false, false),
+                m(0x55d0a0006000, 0x55d0a0007000, true, false),
+                m(0x7ffd10000000, 0x7ffd10021000, true, true),
             ]
         );
     }

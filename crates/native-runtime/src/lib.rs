@@ -46,6 +46,7 @@ pub mod syscalls;
 pub mod thread;
 pub mod translate;
 pub mod translator;
+pub mod written_code;
 
 #[cfg(feature = "preload")]
 #[global_allocator]

@@ -346,6 +346,10 @@ fn flush_counts(v: View, finished: bool) {
     if let Some(pc) = t.generated_code_pc {
         v.word(word::GENERATED_CODE_PC).store(pc, Ordering::Release);
     }
+    v.word(word::CODE_WRITES)
+        .store(t.watch.faults, Ordering::Release);
+    v.word(word::BLOCKS_INVALIDATED)
+        .store(t.watch.invalidated, Ordering::Release);
     v.word(word::FINISHED)
         .store(u64::from(finished), Ordering::Release);
 }

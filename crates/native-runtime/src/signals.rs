@@ -14,6 +14,10 @@
 //!   program's registers in place: pending signals land there.
 //! - Fatal signals with the default action write the counts first (a
 //!   crashed program gets a partial report), then take their default action.
+//! - SIGSEGV enters `fs_segv_entry` whatever the program set: a write to a
+//!   page the engine write-protected (written_code.rs) is handled there and
+//!   never reaches the program; other faults go on to the program's handler
+//!   or the fatal one ([`SEGV_NEXT`]).
 
 use crate::dispatch::{gs_word, set_gs_word};
 use crate::header;
@@ -28,6 +32,13 @@ static FS_SIGNAL_TARGETS: [AtomicU64; NSIG] = [const { AtomicU64::new(0) }; NSIG
 /// The handler the program installed, as it would read it back.
 static APP_HANDLER: [AtomicU64; NSIG] = [const { AtomicU64::new(0) }; NSIG];
 static HANDLERS: AtomicBool = AtomicBool::new(false);
+/// Where `fs_segv_entry` sends a fault that is not the engine's: the
+/// fatal handler, or `fs_signal_entry` (the program's handler).
+static SEGV_NEXT: AtomicU64 = AtomicU64::new(0);
+/// The program's SIGSEGV handler was installed with SA_RESETHAND (which the
+/// engine emulates: the engine's entry must stay installed).
+static SEGV_RESETHAND: AtomicBool = AtomicBool::new(false);
+const SA_RESETHAND: u64 = 0x8000_0000;
 
 const FATAL: [i32; 10] = [
     libc::SIGSEGV,
@@ -50,12 +61,50 @@ const ENTRY: u64 = 96;
 
 extern "C" {
     fn fs_signal_entry();
+    fn fs_segv_entry();
     /// `rt_sigreturn`: the restorer of the runtime's own handlers.
     pub fn fs_restore_rt();
     /// Sets the signal mask to gs:[MASK], then jumps to gs:[NEXT], with
     /// every register of the program intact: pending signals are delivered
     /// here, outside the dispatcher, and their handlers run in the cache.
     pub fn fs_unmask_and_go();
+}
+
+global_asm!(
+    r#"
+    .text
+    .globl fs_segv_entry
+    .type fs_segv_entry,@function
+fs_segv_entry:
+    push rdi
+    push rsi
+    push rdx
+    mov rdi, rdx
+    call {write_fault}
+    test rax, rax
+    jnz 1f
+    call {segv_next}
+    pop rdx
+    pop rsi
+    pop rdi
+    jmp rax
+1:
+    add rsp, 24
+    ret
+"#,
+    write_fault = sym crate::written_code::fs_code_write_fault,
+    segv_next = sym segv_next,
+);
+
+/// Where a SIGSEGV that is not the engine's goes (`fs_segv_entry`), with
+/// SA_RESETHAND applied.
+extern "C" fn segv_next() -> u64 {
+    let next = SEGV_NEXT.load(Ordering::Acquire);
+    if SEGV_RESETHAND.swap(false, Ordering::AcqRel) {
+        SEGV_NEXT.store(fatal_handler as *const () as u64, Ordering::Release);
+        APP_HANDLER[libc::SIGSEGV as usize].store(0, Ordering::Release);
+    }
+    next
 }
 
 global_asm!(
@@ -238,6 +287,7 @@ const SA_ONSTACK: u64 = 0x0800_0000;
 
 fn ours(h: u64) -> bool {
     h == fs_signal_entry as *const () as u64
+        || h == fs_segv_entry as *const () as u64
         || h == fatal_handler as *const () as u64
         || h == crate::sampling::handler_address()
 }
@@ -306,6 +356,9 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
         }
         new_handler = Some(h);
     }
+    if sig == libc::SIGSEGV as usize && act != 0 {
+        route_segv(&mut mine);
+    }
     let act_arg = if act != 0 {
         &mine as *const _ as u64
     } else {
@@ -339,6 +392,22 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
     r
 }
 
+/// The SIGSEGV action the kernel gets: the engine's entry, then the
+/// program's handler, or the fatal one where the program set none or
+/// ignores SIGSEGV (a fault is not ignored: the kernel ends the process).
+fn route_segv(action: &mut KernelSigaction) {
+    let next = if action.handler == fs_signal_entry as *const () as u64 {
+        fs_signal_entry as *const () as u64
+    } else {
+        *action = fatal_action();
+        fatal_handler as *const () as u64
+    };
+    SEGV_RESETHAND.store(action.flags & SA_RESETHAND != 0, Ordering::Release);
+    action.flags &= !SA_RESETHAND;
+    SEGV_NEXT.store(next, Ordering::Release);
+    action.handler = fs_segv_entry as *const () as u64;
+}
+
 fn fatal_action() -> KernelSigaction {
     KernelSigaction {
         handler: fatal_handler as *const () as u64,
@@ -359,6 +428,12 @@ pub fn install_fatal() {
                 [sig as u64, 0, &mut old as *mut _ as u64, 8, 0, 0],
             )
         };
+        if sig == libc::SIGSEGV {
+            // Set as the program set it (a constructor may have), through
+            // the engine: the entry first, a handler run in the cache.
+            sigaction([sig as u64, &old as *const _ as u64, 0, 8, 0, 0]);
+            continue;
+        }
         if old.handler != 0 {
             continue; // ignored or handled already: leave it
         }

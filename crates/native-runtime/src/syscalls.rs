@@ -10,8 +10,10 @@
 //!   is dynamically linked, is taken over again and counted in its own file).
 //! - `rt_sigaction`, `rt_sigreturn`: handlers run in the cache (signals.rs).
 //! - `arch_prctl` on gs: the engine's own register; refused clearly.
-//! - `munmap`, and `mprotect` making code writable: the blocks of the range
-//!   are forgotten (translated afresh); rewritable code is reported.
+//! - `mprotect`, `pkey_mprotect`, `munmap`, `mremap` and `mmap` with
+//!   MAP_FIXED: the engine's protection of the range is gone, and the
+//!   blocks of a range made writable, unmapped or mapped anew are
+//!   invalidated (written_code.rs).
 
 use crate::asm::{fs_clone, fs_sigreturn, Context};
 use crate::dispatch::{fatal, gs_word};
@@ -42,6 +44,9 @@ pub static SPECIAL: [u8; 512] = {
         libc::SYS_arch_prctl,
         libc::SYS_munmap,
         libc::SYS_mprotect,
+        libc::SYS_pkey_mprotect,
+        libc::SYS_mmap,
+        libc::SYS_mremap,
     ];
     let mut i = 0;
     while i < nrs.len() {
@@ -113,24 +118,34 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
         libc::SYS_arch_prctl if matches!(a[0], 0x1001 | 0x1004) => {
             fatal(next, "the program uses the gs segment register (arch_prctl ARCH_SET_GS/ARCH_GET_GS), which the native engine keeps for itself: count it with --engine emulate")
         }
-        libc::SYS_mprotect => {
+        libc::SYS_mprotect | libc::SYS_pkey_mprotect => {
             let r = raw(nr, a);
-            if r == 0 && a[2] & libc::PROT_WRITE as u64 != 0 {
-                // Translated code made writable: it may be rewritten.
-                if let Some(t) = translator::lock().as_mut() {
-                    if t.forget(a[0], a[0].saturating_add(a[1])) > 0 {
-                        t.generated_code_pc.get_or_insert(a[0]);
-                    }
-                }
+            if r == 0 {
+                let writable = a[2] & libc::PROT_WRITE as u64 != 0;
+                range_changed(a[0], a[1], writable);
             }
             r
         }
         libc::SYS_munmap => {
             let r = raw(nr, a);
             if r == 0 {
-                if let Some(t) = translator::lock().as_mut() {
-                    t.forget(a[0], a[0].saturating_add(a[1]));
-                }
+                range_changed(a[0], a[1], true);
+            }
+            r
+        }
+        libc::SYS_mmap => {
+            let r = raw(nr, a);
+            if a[3] & libc::MAP_FIXED as u64 != 0 && !failed(r) {
+                range_changed(a[0], a[1], true);
+            }
+            r
+        }
+        libc::SYS_mremap => {
+            let r = raw(nr, a);
+            if !failed(r) {
+                // The old range may be gone or shrunk, the new one is new.
+                range_changed(a[0], a[1], true);
+                range_changed(r as u64, a[2], true);
             }
             r
         }
@@ -140,6 +155,18 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
     ctx.rcx = next;
     ctx.r11 = ctx.rflags;
     translator::lookup_or_translate(next)
+}
+
+/// A system call's result that is an error number.
+fn failed(r: i64) -> bool {
+    (-4095..0).contains(&r)
+}
+
+/// The program mapped, unmapped or protected `at..at+len` anew.
+fn range_changed(at: u64, len: u64, writable: bool) {
+    if let Some(t) = translator::lock().as_mut() {
+        t.range_changed(at, at.saturating_add(len), writable);
+    }
 }
 
 /// `clone` of a thread: the child starts in the cache at `next` with its

@@ -127,6 +127,24 @@ pub struct Buffers {
 }
 
 impl Decoded {
+    /// The pages the block's instructions were read from, each once, into
+    /// `out`: a write to any of them changes the block.
+    pub fn pages(&self, out: &mut Vec<u64>) {
+        out.clear();
+        for ((insn, _), raw) in self.insns.iter().zip(&self.raws) {
+            if raw.len == 0 {
+                continue;
+            }
+            let first = insn.ip() & !(crate::written_code::PAGE - 1);
+            let last = (insn.ip() + raw.len as u64 - 1) & !(crate::written_code::PAGE - 1);
+            for p in [first, last] {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+    }
+
     /// Gives the block's buffers back for the next one.
     pub fn recycle(self) -> Buffers {
         Buffers {
@@ -538,6 +556,13 @@ pub fn build(
         dynamic: Vec::new(),
     };
     let mut uncounted_state = false;
+    if dec.writable {
+        // Code that may be rewritten: its translation may be invalidated
+        // while other threads run it, by a 5-byte jump written over its
+        // start (written_code.rs). A 5-byte first instruction (this nop)
+        // leaves no thread at an instruction boundary the jump cuts.
+        code.bytes(&[0x0f, 0x1f, 0x44, 0x00, 0x00]);
+    }
     let body_len = if dec.last_kept.is_some() || matches!(dec.end, End::FallTo(_) | End::Ssc { .. })
     {
         dec.insns.len()

@@ -18,7 +18,7 @@ pub type AddrMap<V> = BTreeMap<u64, V>;
 pub struct Translator {
     pub blocks: AddrMap<u64>,
     pub slots: Slots,
-    arenas: Vec<Arena>,
+    pub(crate) arenas: Vec<Arena>,
     pub ibl: IblTable,
     classifier: Classifier,
     bufs: Option<translate::Buffers>,
@@ -27,9 +27,11 @@ pub struct Translator {
     marks: Vec<(u32, u32)>,
     /// XSAVE-family instructions were translated (their bytes are not counted).
     pub uncounted_state: bool,
-    /// The first block translated from a writable mapping, or in a range
-    /// made writable after translation: code generated at run time.
+    /// The first block translated from a writable page the engine could
+    /// not protect (written_code.rs): code that may change unseen.
     pub generated_code_pc: Option<u64>,
+    /// The pages code was translated from (written_code.rs).
+    pub watch: crate::written_code::Watch,
     /// Every block translated, with the mappings snapshot it was read under
     /// (for attribution; kept when its code is unmapped).
     pub profiles: Vec<(usize, translate::BlockProfile)>,
@@ -52,6 +54,7 @@ pub fn init() -> Result<(), String> {
         marks: Vec::new(),
         uncounted_state: false,
         generated_code_pc: None,
+        watch: Default::default(),
         profiles: Vec::new(),
     });
     Ok(())
@@ -131,17 +134,24 @@ impl Translator {
     }
 
     fn translate(&mut self, pc: u64) -> Result<u64, String> {
-        let bufs = self.bufs.take().unwrap_or_default();
-        let dec = translate::decode(pc, &mut self.classifier, bufs)?;
+        let mut bufs = self.bufs.take().unwrap_or_default();
+        let dec = loop {
+            let mut dec = translate::decode(pc, &mut self.classifier, bufs)?;
+            // Protected only now: a write since the bytes were read went
+            // unseen, so they are read again.
+            let (writable, newly_protected) = self.watch_pages(pc, &dec);
+            dec.writable = writable;
+            if !newly_protected {
+                break dec;
+            }
+            bufs = dec.recycle();
+        };
         let r = self.translate_decoded(pc, &dec);
         self.bufs = Some(dec.recycle());
         r
     }
 
     fn translate_decoded(&mut self, pc: u64, dec: &translate::Decoded) -> Result<u64, String> {
-        if dec.writable {
-            self.generated_code_pc.get_or_insert(pc);
-        }
         let ai = match self.arenas.iter().position(|a| a.reaches(pc)) {
             Some(i) => i,
             None => {
@@ -192,22 +202,6 @@ impl Translator {
         }
         self.blocks.insert(pc, at);
         Ok(at)
-    }
-
-    /// Forgets the blocks translated from `lo..hi` (code unmapped): later
-    /// execution there is translated afresh. Direct links from other blocks
-    /// into them stay; see the README's limits.
-    pub fn forget(&mut self, lo: u64, hi: u64) -> usize {
-        crate::codemap::forget(lo, hi);
-        let gone: Vec<u64> = self.blocks.range(lo..hi).map(|(pc, _)| *pc).collect();
-        for pc in &gone {
-            self.blocks.remove(pc);
-        }
-        let n = gone.len();
-        if n > 0 {
-            self.ibl.remove_range(lo, hi);
-        }
-        n
     }
 }
 

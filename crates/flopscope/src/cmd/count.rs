@@ -224,22 +224,15 @@ pub fn likwid_markers(argv: &[String]) -> Result<Option<PathBuf>> {
 }
 
 /// The engine `--engine auto` stands for: native where it can run the
-/// program, else emulate, with the reason. Under an MPI launcher the
-/// emulate engine counts: the native engine does not yet follow the code
-/// Open MPI generates at run time exactly.
-fn choose(a: &CountArgs, rank: bool, work: &Path) -> Result<(EngineKind, Option<String>)> {
+/// program, else emulate, with the reason. MPI ranks too: the native engine
+/// follows the code MPI libraries patch at run time.
+fn choose(a: &CountArgs, work: &Path) -> Result<(EngineKind, Option<String>)> {
     if a.engine != EngineKind::Auto {
         return Ok((a.engine, None));
     }
     // Naming a QEMU asks for the engine that uses it.
     if a.qemu.is_some() {
         return Ok((EngineKind::Emulate, None));
-    }
-    if rank {
-        return Ok((
-            EngineKind::Emulate,
-            Some("started as an MPI rank: counted under the emulate engine (the native engine does not yet count the code MPI libraries generate at run time exactly); give --engine native to choose it".into()),
-        ));
     }
     let native = engine(a, EngineKind::Native, work, None)?;
     Ok(match native.check(&a.command) {
@@ -348,7 +341,7 @@ pub fn run(a: CountArgs) -> Result<i32> {
         // Read by the engines' in-process sides (and inherited by children).
         std::env::set_var(flopscope_attribution::OFF_ENV, "1");
     }
-    let (kind, fallback) = choose(&a, rank.is_some(), work.path())?;
+    let (kind, fallback) = choose(&a, work.path())?;
     let attribute = !a.no_attribution && matches!(kind, EngineKind::Emulate | EngineKind::Native);
     // Time per function: sampled in the timed runs when asked for, else in
     // the counted run itself where it runs natively (the native engine).

@@ -1,0 +1,226 @@
+//! Code written at run time: JIT compilers, code patched in place (Open
+//! MPI's memory hooks rewrite libc's functions), code unmapped and mapped
+//! anew. Translations must follow every change, or the counts are those of
+//! code that no longer exists.
+//!
+//! As mature binary translators do:
+//! - Every translated block is indexed by the pages its instructions were
+//!   read from ([`Watch::by_page`]).
+//! - A page of a writable mapping that code is translated from is made
+//!   read-only (the program's own view of it stays writable). The program's
+//!   first write to it faults; the fault handler ([`fs_code_write_fault`],
+//!   entered from signals.rs) gives the page its write permission back,
+//!   invalidates the page's blocks and lets the write run again. The next
+//!   execution there translates the new code, and protects the page again.
+//! - `mprotect` making code writable, `munmap`, `mmap` with MAP_FIXED and
+//!   `mremap` invalidate the blocks of their range (syscalls.rs).
+//! - An invalidated block stays in the cache (threads may be running it)
+//!   with a jump to a fresh exit stub written over its start: whatever
+//!   reaches it (direct links from other blocks, the indirect-branch table,
+//!   a signal handler's entry) goes on to the dispatcher, which translates
+//!   the code now at that address.
+//!
+//! Not protected: the main thread's stack and the current thread's stack
+//! region (a nested function's trampoline, a Fortran internal procedure's:
+//! the kernel's own writes there, `read` into a buffer, would fail with
+//! EFAULT on a read-only page). Code run from there is reported as code
+//! that may have changed unseen ([`Translator::generated_code_pc`]).
+
+use crate::dispatch::gs_word;
+use crate::header;
+use crate::sys::syscall6;
+use crate::translate::Exit;
+use crate::translator::{self, Translator};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub const PAGE: u64 = 4096;
+/// Pages this close to the translating thread's stack pointer count as
+/// its stack.
+const STACK_NEAR: u64 = 1 << 20;
+
+/// What the translator knows of the pages its code came from.
+#[derive(Default)]
+pub struct Watch {
+    /// The blocks translated from each page, by program address.
+    by_page: BTreeMap<u64, Vec<u64>>,
+    /// Pages of writable mappings that code was translated from: true
+    /// while the engine keeps them read-only, false once the program wrote
+    /// to them (writable again, until code there is translated again).
+    protected: BTreeMap<u64, bool>,
+    pages: Vec<u64>,
+    /// Writes that hit a protected page, and blocks invalidated in all.
+    pub faults: u64,
+    pub invalidated: u64,
+}
+
+impl Translator {
+    /// Indexes the block at `pc` by its pages and protects those the
+    /// program can write. Says whether any of them can be written (the
+    /// block's start must then be patchable while threads run it), and
+    /// whether any was protected just now.
+    pub fn watch_pages(&mut self, pc: u64, dec: &crate::translate::Decoded) -> (bool, bool) {
+        let mut pages = std::mem::take(&mut self.watch.pages);
+        dec.pages(&mut pages);
+        let (mut writable, mut newly) = (false, false);
+        for &p in &pages {
+            self.watch.by_page.entry(p).or_default().push(pc);
+            let known = self.watch.protected.get(&p).copied();
+            let in_writable_mapping = match known {
+                Some(_) => true,
+                None => dec.writable && crate::codemap::mapping_of(p).is_some_and(|m| m.writable),
+            };
+            if !in_writable_mapping {
+                continue;
+            }
+            writable = true;
+            if known == Some(true) {
+                continue;
+            }
+            if on_a_stack(p) || !protect(p) {
+                self.generated_code_pc.get_or_insert(pc);
+                continue;
+            }
+            self.watch.protected.insert(p, true);
+            newly = true;
+        }
+        self.watch.pages = pages;
+        (writable, newly)
+    }
+
+    /// Invalidates every block read from the pages of `lo..hi`.
+    pub fn invalidate(&mut self, lo: u64, hi: u64) {
+        let (lo, hi) = (lo & !(PAGE - 1), hi.saturating_add(PAGE - 1) & !(PAGE - 1));
+        let pages: Vec<u64> = self.watch.by_page.range(lo..hi).map(|(p, _)| *p).collect();
+        for p in pages {
+            for pc in self.watch.by_page.remove(&p).unwrap_or_default() {
+                self.invalidate_block(pc);
+            }
+        }
+    }
+
+    /// The program changed the protection of `lo..hi` (or unmapped it, or
+    /// mapped something else there): the engine's protection of those
+    /// pages is gone, and code there may change from now on.
+    pub fn range_changed(&mut self, lo: u64, hi: u64, writable: bool) {
+        crate::codemap::forget(lo, hi);
+        let gone: Vec<u64> = self
+            .watch
+            .protected
+            .range(lo..hi)
+            .map(|(p, _)| *p)
+            .collect();
+        for p in gone {
+            self.watch.protected.remove(&p);
+        }
+        if writable {
+            self.invalidate(lo, hi);
+        }
+    }
+
+    /// Sends whatever reaches the block translated from `pc` to the
+    /// dispatcher, and forgets it.
+    fn invalidate_block(&mut self, pc: u64) {
+        let Some(at) = self.blocks.remove(&pc) else {
+            return;
+        };
+        self.ibl.remove(pc);
+        self.watch.invalidated += 1;
+        let Some(arena) = self.arenas.iter_mut().find(|a| a.base <= at && at < a.end) else {
+            return;
+        };
+        let desc = Box::into_raw(Box::new(Exit::Direct {
+            target: pc,
+            stub: 0,
+        }));
+        let Some(stub) = arena.stub(desc as u64) else {
+            // No room for the stub: the old translation stays reachable.
+            self.generated_code_pc.get_or_insert(pc);
+            return;
+        };
+        // SAFETY: desc was just allocated and is not shared yet.
+        unsafe { *desc = Exit::Direct { target: pc, stub } };
+        let rel = (stub as i64 - (at as i64 + 5)) as i32 as u32 as u64;
+        // SAFETY: blocks start 16-byte aligned in the arena's writable
+        // memory; the jump replaces the block's first 5 bytes (one
+        // instruction of at least 5 bytes: translate::build), the other 3
+        // of the aligned word are kept, and the word is stored at once.
+        let word = unsafe { &*(at as *const AtomicU64) };
+        let old = word.load(Ordering::Acquire);
+        word.store(
+            (old & !0xff_ffff_ffff) | 0xe9 | (rel << 8),
+            Ordering::Release,
+        );
+    }
+
+    /// A write faulted at `addr`: true when it hit a page the engine
+    /// protected (now writable again, its blocks invalidated: the write
+    /// may run again), false when the fault is the program's own.
+    fn write_fault(&mut self, addr: u64) -> bool {
+        let p = addr & !(PAGE - 1);
+        match self.watch.protected.get(&p).copied() {
+            // Another thread's write got there first: run it again.
+            Some(false) => true,
+            Some(true) => {
+                if !unprotect(p) {
+                    return false;
+                }
+                self.watch.faults += 1;
+                self.watch.protected.insert(p, false);
+                self.invalidate(p, p + PAGE);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Whether page `p` belongs to a stack (see the module's notes).
+fn on_a_stack(p: u64) -> bool {
+    let rsp = gs_word(header::APP_RSP);
+    (rsp != 0 && p.abs_diff(rsp & !(PAGE - 1)) < STACK_NEAR)
+        || crate::codemap::mapping_of(p).is_some_and(|m| m.stack)
+}
+
+fn protect(p: u64) -> bool {
+    mprotect(p, libc::PROT_READ | libc::PROT_EXEC)
+}
+
+fn unprotect(p: u64) -> bool {
+    // Code ran from the page: the program had it executable.
+    mprotect(p, libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC)
+}
+
+fn mprotect(p: u64, prot: i32) -> bool {
+    // SAFETY: changes the protection of one page of the program's.
+    unsafe { syscall6(libc::SYS_mprotect as u64, [p, PAGE, prot as u64, 0, 0, 0]) == 0 }
+}
+
+/// The SIGSEGV check (signals.rs calls it first, before the program's
+/// handler or the engine's fatal one): 1 when the fault was a write to a
+/// page the engine protected, handled (the faulting instruction runs
+/// again), 0 otherwise.
+///
+/// # Safety
+/// `uc` is the kernel's `ucontext_t` of the signal.
+pub unsafe extern "C" fn fs_code_write_fault(uc: *const libc::ucontext_t) -> u64 {
+    // The machine context is filled whatever the handler's flags (the
+    // siginfo is not without SA_SIGINFO): trap 14 is a page fault, bit 1
+    // of its error code a write, cr2 the address.
+    // SAFETY: per the contract.
+    let g = unsafe { &(*uc).uc_mcontext.gregs };
+    let (trap, err) = (g[libc::REG_TRAPNO as usize], g[libc::REG_ERR as usize]);
+    let (addr, pc) = (
+        g[libc::REG_CR2 as usize] as u64,
+        g[libc::REG_RIP as usize] as u64,
+    );
+    // Only cache code: the runtime's own code may hold the lock.
+    if trap != 14 || err & 2 == 0 || !crate::cache::in_cache(pc) {
+        return 0;
+    }
+    let mut g = translator::lock();
+    let Some(t) = g.as_mut() else {
+        return 0;
+    };
+    t.write_fault(addr) as u64
+}

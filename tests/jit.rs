@@ -1,0 +1,104 @@
+//! Code written at run time by real JIT compilers from Debian's packages,
+//! counted by the native engine as it runs: Numba (LLVM) compiling and
+//! recompiling a Python function, LuaJIT compiling a hot loop into a trace.
+//! Each is compared with its closed form where the JIT leaves one (every
+//! multiply of the recurrence), and exactly with the emulate engine.
+//!
+//! Regions are marked through a small C library of marker functions
+//! (kernels/jit/marks.c) that Python's ctypes and LuaJIT's ffi call.
+
+use crate::support::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const PYTHON: &str = "/usr/bin/python3";
+const LUAJIT: &str = "/usr/bin/luajit";
+
+fn libmarks() -> PathBuf {
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../markers/include");
+    build(
+        "jit/marks.c",
+        &["-shared", "-fPIC", "-O2", "-I", include.to_str().unwrap()],
+    )
+}
+
+fn script(name: &str) -> String {
+    kernel_dir().join("jit").join(name).display().to_string()
+}
+
+fn region<'a>(r: &'a Report, name: &str) -> &'a Value {
+    r.0["regions"]
+        .as_array()
+        .and_then(|g| g.iter().find(|g| g["name"] == name))
+        .unwrap_or_else(|| panic!("no region {name} in {}", r.0["regions"]))
+}
+
+fn op(region: &Value, op: &str) -> u64 {
+    region["flop_by_op"][op].as_u64().unwrap_or(0)
+}
+
+/// Counts `interpreter args` under both engines: complete, no warning,
+/// the same FLOP in every region and in all. Returns (emulate, native).
+fn both_engines(interpreter: &str, args: &[String], regions: &[&str]) -> (Report, Report) {
+    let mut reports = Vec::new();
+    for engine in ["emulate", "native"] {
+        let run = count_with(engine, Path::new(interpreter), args, &[]);
+        assert_eq!(run.code, 0, "{engine}: {}", run.stderr);
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["complete"], true, "{engine}: {:?}", r.warnings());
+        reports.push(r);
+    }
+    let (e, n) = (reports.remove(0), reports.remove(0));
+    for name in regions {
+        let (re, rn) = (region(&e, name), region(&n, name));
+        for k in ["flop", "flop_by_op", "flop_by_width", "fp_instructions"] {
+            assert_eq!(re[k], rn[k], "region {name}: {k}: emulate vs native");
+        }
+    }
+    (e, n)
+}
+
+#[test]
+fn numba_code_is_counted_after_compiling_and_after_recompiling() {
+    let n = 100_000u64;
+    let args = [
+        script("recurrence.py"),
+        libmarks().display().to_string(),
+        n.to_string(),
+    ];
+    let (e, native) = both_engines(PYTHON, &args, &["compiled", "recompiled"]);
+    for r in [&e, &native] {
+        for name in ["compiled", "recompiled"] {
+            let g = region(r, name);
+            assert_eq!(g["entries"], 1);
+            assert_eq!(
+                (op(g, "mul"), op(g, "add"), g["flop"]["total"].as_u64()),
+                (n, n, Some(2 * n)),
+                "{} region {name}: {}",
+                r.0["engine"],
+                g["flop_by_op"]
+            );
+        }
+    }
+}
+
+#[test]
+fn luajit_traces_are_counted_as_they_run() {
+    let n = 1_000_000u64;
+    let args = [
+        script("recurrence.lua"),
+        libmarks().display().to_string(),
+        n.to_string(),
+    ];
+    let (e, native) = both_engines(LUAJIT, &args, &["loop"]);
+    assert_eq!(e.0["flop"], native.0["flop"], "whole program");
+    let g = region(&native, "loop");
+    assert_eq!(op(g, "mul"), n, "{}", g["flop_by_op"]);
+    // The interpreted iterations add their loop counter too: a few, before
+    // the loop is hot and compiled.
+    let add = op(g, "add");
+    assert!(
+        add > n && add < n + 1000,
+        "add FLOP {add} for {n} iterations"
+    );
+}
