@@ -1,16 +1,18 @@
 //! The roofline of real runs read at a glance: counted programs (one point,
-//! several loops, fp64 and fp32 together) charted through the CLI; every
-//! text of the SVG clear of every other, no label across a roof or over a
-//! marker, only the roofs of the precisions computed; and the HTML page
-//! loaded in headless Chromium (when installed): scripts run without
-//! errors, the chart drawn at its size, the points table once.
+//! several loops, fp64 and fp32 together) under four memory levels close
+//! together, charted through the CLI; every text of the SVG (a bandwidth
+//! roof's label turned along its roof, checked as the turned rectangle it
+//! is) clear of every other, of every roof and of every marker; only the
+//! roofs of the precisions computed; and the HTML page loaded in headless
+//! Chromium (when installed): scripts run without errors, the chart drawn
+//! at its size, the points table once.
 
 use crate::support::{self, FLOPSCOPE};
 use flopscope_model::Report;
-use flopscope_roofline::chart::text_box;
 use flopscope_roofline::font::EmbeddedFont;
 use flopscope_roofline::render::svg_texts;
-use flopscope_roofline::{chart, ChartOptions, Input, PointSet};
+use flopscope_roofline::roofs::RoofKind;
+use flopscope_roofline::{chart, svg, Chart, ChartOptions, Input, PointSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,8 +23,10 @@ fn flopscope(args: &[&std::ffi::OsStr]) -> String {
     err
 }
 
-/// `exe args` counted natively (timed) into `dir/name`, with `bandwidth`
-/// roofs written into its machine record (as a saved profile gives them).
+/// `exe args` counted natively (timed) into `dir/name`, with bandwidth
+/// roofs written into its machine record as a saved profile gives them:
+/// one core's L1, L2, L3 and DRAM, each level under twice the one above
+/// (bands between their roofs thinner than the roofs' labels are long).
 fn counted(dir: &Path, name: &str, exe: &Path, args: &[&str]) -> PathBuf {
     let out = dir.join(name);
     let mut a: Vec<&std::ffi::OsStr> = vec![
@@ -38,27 +42,55 @@ fn counted(dir: &Path, name: &str, exe: &Path, args: &[&str]) -> PathBuf {
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     v["machine"]["ceilings"]["bandwidth"] = serde_json::json!([
         {"level": "L1", "gbytes_per_s": 180.0, "measured": true},
+        {"level": "L2", "gbytes_per_s": 95.0, "measured": true},
+        {"level": "L3", "gbytes_per_s": 55.0, "measured": true},
         {"level": "DRAM", "gbytes_per_s": 20.5, "measured": true}
     ]);
     std::fs::write(&out, serde_json::to_string(&v).unwrap()).unwrap();
     out
 }
 
-/// The texts of an SVG chart whose boxes overlap.
-fn overlaps(svg: &str) -> Vec<(String, String)> {
+/// The chart the CLI draws of `reports` (`flopscope roofline REPORTS
+/// [--points WHAT]`, default width and title), laid out again here to
+/// know where its roofs and markers are.
+fn same_chart(reports: &[Report], names: &[&Path], points: PointSet) -> Chart {
+    let labels: Vec<String> = names
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let inputs: Vec<Input> = reports
+        .iter()
+        .zip(&labels)
+        .map(|(report, label)| Input { label, report })
+        .collect();
+    let ceilings = reports[0].machine.as_ref().unwrap().ceilings.clone();
+    chart(
+        &inputs,
+        &ceilings,
+        &ChartOptions {
+            points,
+            title: format!("Roofline: {}", reports[0].command.join(" ")),
+            ..Default::default()
+        },
+    )
+}
+
+/// Every text of the CLI's SVG, read back from it, against every other,
+/// every roof and every marker of the same chart laid out again; and the
+/// layout's own problems (a label without a free place).
+fn check(name: &str, cli_svg: &str, c: &Chart) {
+    assert_eq!(
+        svg(c).unwrap(),
+        cli_svg,
+        "{name}: the CLI drew another chart"
+    );
     let font = EmbeddedFont::new();
-    let texts = svg_texts(svg);
-    assert!(texts.len() > 15, "{} texts", texts.len());
-    let boxes: Vec<_> = texts.iter().map(|t| text_box(&font, t)).collect();
-    let mut out = Vec::new();
-    for i in 0..boxes.len() {
-        for j in i + 1..boxes.len() {
-            if boxes[i].overlap(&boxes[j]) > 0.0 {
-                out.push((texts[i].text.clone(), texts[j].text.clone()));
-            }
-        }
-    }
-    out
+    let texts = svg_texts(cli_svg);
+    assert!(texts.len() > 15, "{name}: {} texts", texts.len());
+    let clashes = c.clashes(&texts, &font);
+    assert!(clashes.is_empty(), "{name}: {clashes:#?}");
+    let problems = c.problems(&font);
+    assert!(problems.is_empty(), "{name}: {problems:#?}");
 }
 
 fn chart_svg(dir: &Path, reports: &[&Path], extra: &[&str], name: &str) -> String {
@@ -72,7 +104,7 @@ fn chart_svg(dir: &Path, reports: &[&Path], extra: &[&str], name: &str) -> Strin
 }
 
 #[test]
-fn real_charts_have_no_overlapping_text_and_only_the_roofs_that_matter() {
+fn real_charts_have_no_text_over_another_a_roof_or_a_marker_and_only_the_roofs_that_matter() {
     let dir = tempfile::tempdir().unwrap();
     let fp64 = counted(
         dir.path(),
@@ -107,8 +139,6 @@ fn real_charts_have_no_overlapping_text_and_only_the_roofs_that_matter() {
         ),
     ] {
         let svg = chart_svg(dir.path(), &reports, &extra, "c.svg");
-        let bad = overlaps(&svg);
-        assert!(bad.is_empty(), "{name}: {bad:#?}");
         assert!(
             svg.contains(">DRAM 20.5 GB/s (measured)<"),
             "{name}: no DRAM roof"
@@ -121,32 +151,26 @@ fn real_charts_have_no_overlapping_text_and_only_the_roofs_that_matter() {
             1 + usize::from(fp32_roof),
             "{name}"
         );
-        // The same chart, laid out: no label across a roof or over a marker.
         let rs: Vec<Report> = reports.iter().map(|r| Report::load(r).unwrap()).collect();
-        let inputs: Vec<Input> = rs
-            .iter()
-            .zip(["a", "b"])
-            .map(|(r, l)| Input {
-                label: l,
-                report: r,
-            })
-            .collect();
         let points = match extra.get(1) {
             Some(&"total") => PointSet::Total,
             Some(&"functions") => PointSet::Functions,
             _ => PointSet::Auto,
         };
-        let ceilings = rs[0].machine.as_ref().unwrap().ceilings.clone();
-        let c = chart(
-            &inputs,
-            &ceilings,
-            &ChartOptions {
-                points,
-                ..Default::default()
-            },
+        let c = same_chart(&rs, &reports, points);
+        // Every memory level's roof, its label along it.
+        let turned: Vec<f64> = c
+            .roofs
+            .iter()
+            .filter(|r| r.roof.kind == RoofKind::Bandwidth)
+            .map(|r| r.label.angle)
+            .collect();
+        assert_eq!(turned.len(), 4, "{name}");
+        assert!(
+            turned.iter().all(|a| *a > 20.0 && *a < 80.0),
+            "{name}: {turned:?}"
         );
-        let problems = c.problems(&EmbeddedFont::new());
-        assert!(problems.is_empty(), "{name}: {problems:#?}");
+        check(name, &svg, &c);
     }
     // Without bandwidth roofs, the chart says how to get them.
     let mut v: serde_json::Value =
@@ -156,7 +180,8 @@ fn real_charts_have_no_overlapping_text_and_only_the_roofs_that_matter() {
     std::fs::write(&bare, serde_json::to_string(&v).unwrap()).unwrap();
     let svg = chart_svg(dir.path(), &[&bare], &[], "bare.svg");
     assert!(svg.contains("No bandwidth roof") && svg.contains("flopscope bench --save"));
-    assert!(overlaps(&svg).is_empty());
+    let c = same_chart(&[Report::load(&bare).unwrap()], &[&bare], PointSet::Auto);
+    check("no bandwidth roof", &svg, &c);
 }
 
 fn chromium() -> Option<&'static str> {

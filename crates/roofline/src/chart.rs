@@ -2,13 +2,13 @@
 //! position. Pure: the renderers only paint what this decides, and tests
 //! check pictures against it.
 
-use crate::font::{TextMeasure, ASCENT_EM, LINE_EM};
+use crate::font::{TextMeasure, LINE_EM};
 use crate::hotspots::{Plot, PointSet, DEFAULT_MIN_SHARE};
 use crate::labels::{self, Candidate, Placed};
 use crate::palette::{self, Rgb};
 use crate::points::PointData;
 use crate::roofs::{self, Attainable, Roof, RoofKind, Selection};
-use crate::scale::{sig3, tick_label, LogAxis, Plane, Rect};
+use crate::scale::{sig3, tick_label, LogAxis, Plane, Quad, Rect};
 use flopscope_model::Ceilings;
 
 /// Text sizes in CSS pixels (the em; see [`crate::font`]).
@@ -70,8 +70,8 @@ pub enum Anchor {
     Center,
 }
 
-/// A line of text: `(x, y)` is the anchor point on the text's top edge
-/// (of a vertical text: `x` is its left edge, `y` where the anchor is).
+/// A line of text: `(x, y)` is the anchor point on the text's top edge,
+/// and the text is turned `angle` degrees counterclockwise about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Text {
     pub x: f64,
@@ -80,8 +80,9 @@ pub struct Text {
     pub text: String,
     pub color: Rgb,
     pub anchor: Anchor,
-    /// Turned a quarter left (the y axis title).
-    pub vertical: bool,
+    /// 0 for most; 90 for the y axis title (reading upwards, its top edge
+    /// on the left); a bandwidth roof's label runs up along its roof.
+    pub angle: f64,
 }
 
 /// A roof with its pixel ends and label.
@@ -110,6 +111,32 @@ pub struct ChartPoint {
     pub attainable_dram: Option<Attainable>,
     /// Why the point is not on the chart.
     pub not_plotted: Option<String>,
+}
+
+impl ChartPoint {
+    /// Its markers on the chart (the filled one, then the hollow AI(DRAM)
+    /// one), each with the radius of the circle holding all it paints.
+    pub fn markers(&self) -> Vec<((f64, f64), f64)> {
+        let mut out: Vec<((f64, f64), f64)> = Vec::new();
+        out.extend(self.l1.map(|m| (m, reach(self.marker, self.radius))));
+        out.extend(self.dram.map(|m| (m, reach(Marker::Hollow, MARKER))));
+        out
+    }
+}
+
+/// The radius of the circle holding a marker of radius `r` as the
+/// renderers paint it: a ring's stroke reaches a pixel further, a
+/// triangle's corners further still.
+pub fn reach(m: Marker, r: f64) -> f64 {
+    match m {
+        Marker::Circle | Marker::Dot => r,
+        Marker::Hollow => r + 1.0,
+        Marker::Triangle => {
+            // Corners at (0, -s - 1) and (+-s, s - 1): see render::marker.
+            let s = r.round() + 1.0;
+            (s + 1.0).max(s.hypot(s - 1.0))
+        }
+    }
 }
 
 /// One row of the table under the plot.
@@ -151,14 +178,17 @@ impl Chart {
     /// roof and point labels, table cells and legend.
     pub fn all_texts(&self) -> Vec<Text> {
         let mut out = self.texts.clone();
-        let label = |p: &Placed, text: &str, size: f64, color: Rgb| Text {
-            x: p.rect.x + LABEL_PAD,
-            y: p.rect.y + LABEL_PAD,
-            size,
-            text: text.to_string(),
-            color,
-            anchor: Anchor::Left,
-            vertical: false,
+        let label = |p: &Placed, text: &str, size: f64, color: Rgb| {
+            let (x, y) = p.at(LABEL_PAD, LABEL_PAD);
+            Text {
+                x,
+                y,
+                size,
+                text: text.to_string(),
+                color,
+                anchor: Anchor::Left,
+                angle: p.angle,
+            }
         };
         for r in &self.roofs {
             out.push(label(&r.label, &r.roof.label, SMALL_SIZE, r.roof.color));
@@ -176,7 +206,7 @@ impl Chart {
             text: text.to_string(),
             color: palette::TEXT,
             anchor: Anchor::Left,
-            vertical: false,
+            angle: 0.0,
         };
         for (h, x) in t.header.iter().zip(&t.columns) {
             if !h.is_empty() {
@@ -195,19 +225,11 @@ impl Chart {
     }
 
     /// What would make the chart hard to read, one line each (none when
-    /// all is well): two texts' boxes overlapping, a label crossing a roof
-    /// or covering a marker, a label without a free place.
+    /// all is well): a label without a free place, a label's box (its
+    /// white ground) crossing a roof or covering a marker, and the clashes
+    /// of its texts ([`Chart::clashes`]).
     pub fn problems(&self, measure: &dyn TextMeasure) -> Vec<String> {
         let mut out = Vec::new();
-        let texts = self.all_texts();
-        let boxes: Vec<Rect> = texts.iter().map(|t| text_box(measure, t)).collect();
-        for i in 0..boxes.len() {
-            for j in i + 1..boxes.len() {
-                if boxes[i].overlap(&boxes[j]) > 0.0 {
-                    out.push(format!("{:?} overlaps {:?}", texts[i].text, texts[j].text));
-                }
-            }
-        }
         let labels = self.roofs.iter().map(|r| (&r.roof.label, r.label)).chain(
             self.points
                 .iter()
@@ -217,16 +239,52 @@ impl Chart {
             if placed.overlaps {
                 out.push(format!("{text:?} found no free place"));
             }
+            let shape = placed.shape();
             for r in &self.roofs {
-                if placed.rect.crosses(r.from, r.to) {
+                if shape.crosses(r.from, r.to) {
                     out.push(format!("{text:?} crosses the roof {:?}", r.roof.label));
                 }
             }
             for p in &self.points {
-                for m in [p.l1, p.dram].into_iter().flatten() {
-                    let (nx, ny) = placed.rect.nearest(m);
-                    if (nx - m.0).hypot(ny - m.1) < p.radius {
+                for (m, reach) in p.markers() {
+                    if shape.distance(m) < reach {
                         out.push(format!("{text:?} covers the marker of {:?}", p.data.label));
+                    }
+                }
+            }
+        }
+        out.extend(self.clashes(&self.all_texts(), measure));
+        out
+    }
+
+    /// Where `texts` would be hard to read on this chart, one line each:
+    /// two texts' boxes overlapping (a turned text's box compared as the
+    /// turned rectangle it is), a text crossing a roof, a text covering a
+    /// marker. `texts` are the chart's own ([`Chart::all_texts`]) or those
+    /// read back from its SVG ([`crate::render::svg_texts`]).
+    pub fn clashes(&self, texts: &[Text], measure: &dyn TextMeasure) -> Vec<String> {
+        let mut out = Vec::new();
+        let boxes: Vec<Quad> = texts.iter().map(|t| text_box(measure, t)).collect();
+        for i in 0..boxes.len() {
+            for j in i + 1..boxes.len() {
+                if boxes[i].overlap(&boxes[j]) > 0.0 {
+                    out.push(format!("{:?} overlaps {:?}", texts[i].text, texts[j].text));
+                }
+            }
+        }
+        for (t, b) in texts.iter().zip(&boxes) {
+            for r in &self.roofs {
+                if b.crosses(r.from, r.to) {
+                    out.push(format!("{:?} crosses the roof {:?}", t.text, r.roof.label));
+                }
+            }
+            for p in &self.points {
+                for (m, reach) in p.markers() {
+                    if b.distance(m) < reach {
+                        out.push(format!(
+                            "{:?} covers the marker of {:?}",
+                            t.text, p.data.label
+                        ));
                     }
                 }
             }
@@ -250,36 +308,22 @@ impl Chart {
     }
 }
 
-/// The box a text covers, with the same font metrics the layout uses.
-pub fn text_box(measure: &dyn TextMeasure, t: &Text) -> Rect {
+/// The box a text covers (turned with it), with the same font metrics the
+/// layout uses.
+pub fn text_box(measure: &dyn TextMeasure, t: &Text) -> Quad {
     let w = measure.width(&t.text, t.size);
-    let h = LINE_EM * t.size;
     let along = match t.anchor {
         Anchor::Left => 0.0,
         Anchor::Center => w / 2.0,
         Anchor::Right => w,
     };
-    if t.vertical {
-        // Turned a quarter left: it runs upwards from its anchor.
-        Rect {
-            x: t.x,
-            y: t.y - (w - along),
-            w: h,
-            h: w,
-        }
-    } else {
-        Rect {
-            x: t.x - along,
-            y: t.y,
-            w,
-            h,
-        }
-    }
-}
-
-/// The baseline of a text whose top is at `top`.
-pub fn baseline(top: f64, size: f64) -> f64 {
-    top + ASCENT_EM * size
+    let upright = Rect {
+        x: t.x - along,
+        y: t.y,
+        w,
+        h: LINE_EM * t.size,
+    };
+    Quad::turned(&upright, t.angle, (t.x, t.y))
 }
 
 /// Height of a line of the notes above the plot.
@@ -321,12 +365,17 @@ fn plottable(p: &PointData) -> bool {
     p.flop > 0 && p.gflops.is_some_and(|g| g > 0.0) && p.ai_l1.is_some_and(|a| a > 0.0)
 }
 
-/// The axes holding the points and roofs, and `extra_x` (an intensity to
-/// keep room up to).
-fn axes(ceilings: &Selection, points: &[PointData], extra_x: Option<f64>) -> (LogAxis, LogAxis) {
+/// The axes holding the points and roofs, and `extra_x` and `extra_y`
+/// (intensities and rates to keep room for).
+fn axes(
+    ceilings: &Selection,
+    points: &[PointData],
+    extra_x: &[f64],
+    extra_y: &[f64],
+) -> (LogAxis, LogAxis) {
     let plotted = points.iter().filter(|p| plottable(p));
-    let mut xs: Vec<f64> = extra_x.into_iter().collect();
-    let mut ys = Vec::new();
+    let mut xs: Vec<f64> = extra_x.to_vec();
+    let mut ys: Vec<f64> = extra_y.to_vec();
     for p in plotted {
         for ai in [p.ai_l1, p.ai_dram].into_iter().flatten() {
             xs.extend([ai / 2.0, ai * 2.0]);
@@ -359,38 +408,117 @@ fn axes(ceilings: &Selection, points: &[PointData], extra_x: Option<f64>) -> (Lo
     )
 }
 
+/// Gap between a bandwidth roof's line (its middle) and its label's box:
+/// the 2-pixel line stays whole beside the label's white ground.
+const ROOF_GAP: f64 = 2.0;
+
 fn roof_candidates(r: &Roof, from: (f64, f64), to: (f64, f64), w: f64, h: f64) -> Vec<Candidate> {
     let mut out = Vec::new();
-    let mut push = |x: f64, y: f64| {
-        out.push(Candidate {
-            rect: Rect { x, y, w, h },
-            leader_from: None,
-        })
-    };
     match r.kind {
         RoofKind::Compute => {
-            // Above the roof at its right end first, then below, then further left.
+            // Above the roof at its right end first, then below, then
+            // further left, in steps small enough to find a gap between
+            // markers.
             let y = from.1;
             let mut right = to.0 - 4.0;
             while right - w >= from.0 - 1.0 {
-                push(right - w, y - h - 1.0);
-                push(right - w, y + 1.0);
-                right -= w / 4.0 + 6.0;
+                for y in [y - h - 1.0, y + 1.0] {
+                    out.push(Candidate::upright(
+                        Rect {
+                            x: right - w,
+                            y,
+                            w,
+                            h,
+                        },
+                        None,
+                    ));
+                }
+                right -= 12.0;
             }
         }
         RoofKind::Bandwidth => {
-            // Above (left of) the line, then below (right of) it, from the middle out.
-            for t in [
-                0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.15, 0.85, 0.1, 0.9, 0.05, 0.95, 0.25, 0.35,
-                0.45, 0.55, 0.65, 0.75,
-            ] {
-                let p = (from.0 + t * (to.0 - from.0), from.1 + t * (to.1 - from.1));
-                push(p.0 - w - 1.0, p.1 - h - 1.0);
-                push(p.0 + 1.0, p.1 + 1.0);
+            // Written along the roof, reading up its slope (as Intel
+            // Advisor writes them), just above the line: in the band
+            // between it and the next faster level's roof, where a label
+            // is read as belonging to the line under it. From near the
+            // roof's lower end upwards (labels of levels close together
+            // then form a ladder, each in its own band); then the same
+            // just below the line. Where both bands are narrower than the
+            // label (levels under about 1.8x apart in a chart of the
+            // default size; a narrow chart's roofs are steeper, its bands
+            // thinner), further out, beyond the neighbouring roofs, with a
+            // leader from its own roof.
+            let (dx, dy) = (to.0 - from.0, to.1 - from.1);
+            let len = dx.hypot(dy);
+            if len <= w {
+                return out;
+            }
+            let (ux, uy) = (dx / len, dy / len);
+            // Up-left of a line rising to the right.
+            let (nx, ny) = (uy, -ux);
+            let angle = (-uy).atan2(ux).to_degrees();
+            let step = 8.0;
+            for out_by in (0..=10).map(|k| f64::from(k) * h / 2.0) {
+                for side in [1.0, -1.0] {
+                    let off = side * (ROOF_GAP + h / 2.0 + out_by);
+                    let mut along = 18.0_f64.min((len - w) / 2.0);
+                    while along + w <= len {
+                        let foot = (
+                            from.0 + ux * (along + w / 2.0),
+                            from.1 + uy * (along + w / 2.0),
+                        );
+                        let c = (foot.0 + nx * off, foot.1 + ny * off);
+                        out.push(Candidate {
+                            rect: Rect {
+                                x: c.0 - w / 2.0,
+                                y: c.1 - h / 2.0,
+                                w,
+                                h,
+                            },
+                            angle,
+                            leader_from: (out_by > 0.0).then_some(foot),
+                        });
+                        along += step;
+                    }
+                }
             }
         }
     }
     out
+}
+
+/// The order in which roofs' labels take their places: compute roofs
+/// first (their places are few), then the bandwidth roofs with the most
+/// room beside them: the fastest and the slowest (each has a side with no
+/// roof beyond it), then the others by their wider band, so that where the
+/// bands are too thin for a label, those that need a leader do not take
+/// the places of those that do not.
+fn placing_order(roofs: &[Roof]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..roofs.len())
+        .filter(|i| roofs[*i].kind == RoofKind::Compute)
+        .collect();
+    let bandwidth: Vec<usize> = (0..roofs.len())
+        .filter(|i| roofs[*i].kind == RoofKind::Bandwidth)
+        .collect();
+    let band = |i: usize| -> f64 {
+        let v = roofs[i].value;
+        let faster = bandwidth
+            .iter()
+            .map(|j| roofs[*j].value)
+            .filter(|w| *w > v)
+            .fold(f64::INFINITY, f64::min);
+        let slower = bandwidth
+            .iter()
+            .map(|j| roofs[*j].value)
+            .filter(|w| *w < v)
+            .fold(0.0, f64::max);
+        (faster / v).max(v / slower)
+    };
+    let mut ranked: Vec<(usize, f64)> = bandwidth.iter().map(|i| (*i, band(*i))).collect();
+    // Stable: levels with equal room keep their order, fastest first.
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    order.extend(ranked.into_iter().map(|(i, _)| i));
+    order
 }
 
 fn percent(a: &Option<Attainable>) -> String {
@@ -454,37 +582,85 @@ pub fn layout(
                 .into(),
         );
     }
-    let (mut x, y) = axes(&selection, &points, None);
-    // Room right of the last ridge (where the lowest bandwidth roof meets
-    // the highest compute roof) for the compute roofs' labels: there the
-    // compute roofs are the only lines.
+    // Room for the roofs' labels, the axes grown until there is: right of
+    // the last ridge (where the slowest bandwidth roof meets the highest
+    // compute roof) and of the markers under the compute roofs, for the
+    // compute roofs' labels, where the compute roofs are the only lines
+    // and nothing covers them; and along the fastest bandwidth roof (the
+    // shortest: it meets the compute roofs first) for its label.
     let max_peak = selection
         .compute
         .iter()
         .map(|c| c.gflops)
         .fold(0.0, f64::max);
+    let min_peak = selection
+        .compute
+        .iter()
+        .map(|c| c.gflops)
+        .filter(|g| *g > 0.0)
+        .fold(f64::INFINITY, f64::min);
     let min_bw = selection
         .bandwidth
         .iter()
         .map(|b| b.gbytes_per_s)
         .fold(f64::INFINITY, f64::min);
-    let label_room = roofs::roofs(&selection, x, y)
+    let (mut extra_x, mut extra_y) = (Vec::new(), Vec::new());
+    let (mut x, mut y) = axes(&selection, &points, &extra_x, &extra_y);
+    let first = roofs::roofs(&selection, x, y);
+    let label_room = first
         .iter()
         .filter(|r| r.kind == RoofKind::Compute)
         .map(|r| measure.width(&r.label, SMALL_SIZE) + 24.0)
         .fold(0.0, f64::max);
-    if max_peak > 0.0 && min_bw.is_finite() && label_room > 0.0 {
-        let ridge = max_peak / min_bw;
-        let plot_w = f64::from(opts.width) - 78.0 - 24.0;
-        for _ in 0..3 {
-            let per_decade = plot_w / (x.hi / x.lo).log10();
-            let room = (x.hi / ridge).log10() * per_decade;
-            if room >= label_room {
-                break;
+    let fastest = first
+        .iter()
+        .filter(|r| r.kind == RoofKind::Bandwidth)
+        .max_by(|a, b| a.value.total_cmp(&b.value))
+        .map(|r| (r.value, measure.width(&r.label, SMALL_SIZE) + 60.0));
+    let plot_w = f64::from(opts.width) - 78.0 - 24.0;
+    let plot_h = f64::from(opts.plot_height);
+    let roof_label_h = label_box(measure, "", SMALL_SIZE).1;
+    for _ in 0..4 {
+        let per_x = plot_w / (x.hi / x.lo).log10();
+        let per_y = plot_h / (y.hi / y.lo).log10();
+        let mut grown = false;
+        if max_peak > 0.0 && min_bw.is_finite() && label_room > 0.0 {
+            // Right of the points just under (or over) the compute roofs
+            // too: a label there would cover their markers.
+            let near = 10f64.powf(2.0 * roof_label_h / per_y);
+            let beside = points
+                .iter()
+                .filter(|p| plottable(p))
+                .filter(|p| {
+                    p.gflops
+                        .is_some_and(|g| g * near >= min_peak && g <= max_peak * near)
+                })
+                .flat_map(|p| [p.ai_l1, p.ai_dram])
+                .flatten()
+                .map(|ai| ai * 10f64.powf((DOT_MAX + 8.0) / per_x))
+                .fold(max_peak / min_bw, f64::max);
+            let room = (x.hi / beside).log10() * per_x;
+            if room < label_room {
+                extra_x.push(beside * 10f64.powf(label_room / per_x));
+                grown = true;
             }
-            let wanted = ridge * 10f64.powf(label_room / per_decade);
-            x = axes(&selection, &points, Some(wanted)).0;
         }
+        if let (Some((bw, needed)), true) = (fastest, max_peak > 0.0) {
+            // A roof rises a decade for every decade it runs right.
+            let per_decade = per_x.hypot(per_y);
+            let end = (max_peak.min(y.hi) / bw).min(x.hi);
+            let start = x.lo.max(y.lo / bw);
+            if (end / start).log10() * per_decade < needed {
+                let from = end / 10f64.powf(needed / per_decade);
+                extra_x.push(from);
+                extra_y.push(from * bw);
+                grown = true;
+            }
+        }
+        if !grown {
+            break;
+        }
+        (x, y) = axes(&selection, &points, &extra_x, &extra_y);
     }
     let y_ticks: Vec<(f64, String)> = y
         .decades()
@@ -587,8 +763,7 @@ pub fn layout(
     // are obstacles, lines are crossed only where nothing else is free.
     let markers: Vec<Rect> = chart_points
         .iter()
-        .flat_map(|p| [p.l1, p.dram].map(|m| m.map(|m| (m, p.radius))))
-        .flatten()
+        .flat_map(|p| p.markers())
         .map(|((mx, my), r)| Rect {
             x: mx - r - 1.0,
             y: my - r - 1.0,
@@ -600,20 +775,21 @@ pub fn layout(
     lines.extend(chart_points.iter().filter_map(|p| Some((p.l1?, p.dram?))));
     let mut requests = Vec::new();
     let mut optional = Vec::new();
-    for (r, (a, b)) in roof_list.iter().zip(&roof_px) {
+    let order = placing_order(&roof_list);
+    for (r, (a, b)) in order.iter().map(|i| (&roof_list[*i], &roof_px[*i])) {
         let (w, h) = label_box(measure, &r.label, SMALL_SIZE);
         let mut candidates = roof_candidates(r, *a, *b, w, h);
         if candidates.is_empty() {
             // A roof too short for its label: beside its start, whatever it covers.
-            candidates.push(Candidate {
-                rect: Rect {
+            candidates.push(Candidate::upright(
+                Rect {
                     x: a.0,
                     y: a.1 - h - 2.0,
                     w,
                     h,
                 },
-                leader_from: None,
-            });
+                None,
+            ));
         }
         requests.push(candidates);
         optional.push(false);
@@ -637,14 +813,19 @@ pub fn layout(
     }
     let mut placed =
         labels::place_optional(&requests, &optional, &markers, &lines, frame).into_iter();
+    let mut roof_labels: Vec<Option<Placed>> = vec![None; roof_list.len()];
+    for i in &order {
+        roof_labels[*i] = placed.next().flatten();
+    }
     let roofs: Vec<PlacedRoof> = roof_list
         .into_iter()
         .zip(roof_px)
-        .map(|(roof, (from, to))| PlacedRoof {
+        .zip(roof_labels)
+        .map(|((roof, (from, to)), label)| PlacedRoof {
             roof,
             from,
             to,
-            label: placed.next().flatten().expect("one placement per roof"),
+            label: label.expect("one placement per roof"),
         })
         .collect();
     for i in plotted {
@@ -673,7 +854,7 @@ pub fn layout(
         text: t,
         color: palette::TEXT,
         anchor,
-        vertical: false,
+        angle: 0.0,
     };
     let mut texts = vec![text(
         frame.x,
@@ -703,7 +884,20 @@ pub fn layout(
             )
         });
     }
-    for d in x.decades() {
+    // Every decade labelled where there is room, else every second (or
+    // third...) one, counted from 1: the labels of a narrow chart whose
+    // axis spans many decades stay apart.
+    let decades = x.decades();
+    let per_decade = frame.w / (decades.len().max(2) - 1) as f64;
+    let widest = decades
+        .iter()
+        .map(|d| measure.width(&tick_label(*d), TEXT_SIZE))
+        .fold(0.0, f64::max);
+    let every = ((widest + 8.0) / per_decade).ceil().max(1.0) as i32;
+    for d in decades {
+        if (d.log10().round() as i32).rem_euclid(every) != 0 {
+            continue;
+        }
         let (px, _) = plane.px(d, y.lo);
         texts.push(text(
             px,
@@ -731,7 +925,7 @@ pub fn layout(
         Anchor::Center,
     ));
     texts.push(Text {
-        vertical: true,
+        angle: 90.0,
         ..text(
             12.0,
             frame.y + frame.h / 2.0,

@@ -1,29 +1,82 @@
 //! Label placement without overlaps: each label tries its candidate boxes
-//! in order and takes the first that stays inside the bounds and clear of
-//! every label placed before it and every obstacle (markers); among those,
-//! the one crossing the fewest lines, then the nearest. A label whose candidates all
+//! (upright, or turned along a bandwidth roof) in order and takes the first
+//! that stays inside the bounds and clear of every label placed before it
+//! and every obstacle (markers); among those, the one crossing the fewest
+//! lines, then the nearest. Boxes are compared as the turned rectangles
+//! they are ([`Quad`]), not by their upright bounds. A label whose candidates all
 //! collide takes the one with the least overlap and says so, unless it
 //! is optional ([`place_optional`]: the labels of a crowd of loop dots),
 //! in which case it is left out: placed labels then never overlap.
 
-use crate::scale::Rect;
+use crate::scale::{Quad, Rect};
 
 /// Where a label may go.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Candidate {
+    /// The box before it is turned.
     pub rect: Rect,
+    /// Degrees the box (and its text) is turned counterclockwise about its
+    /// centre: 0, or the slope of the roof it runs along.
+    pub angle: f64,
     /// Draw a leader line from this point (the marker) to the box.
     pub leader_from: Option<(f64, f64)>,
+}
+
+impl Candidate {
+    /// An upright box.
+    pub fn upright(rect: Rect, leader_from: Option<(f64, f64)>) -> Candidate {
+        Candidate {
+            rect,
+            angle: 0.0,
+            leader_from,
+        }
+    }
+
+    /// The box as it lies on the chart.
+    pub fn shape(&self) -> Quad {
+        turned(&self.rect, self.angle, 0.0)
+    }
+}
+
+/// `r` grown by `pad` on every side and turned `angle` degrees about its centre.
+fn turned(r: &Rect, angle: f64, pad: f64) -> Quad {
+    Quad::turned(&r.inflate(pad), angle, (r.x + r.w / 2.0, r.y + r.h / 2.0))
 }
 
 /// A placed label.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Placed {
+    /// The box before it is turned.
     pub rect: Rect,
+    /// Degrees turned counterclockwise about the box's centre.
+    pub angle: f64,
     /// Leader line from the marker to the nearest point of the box.
     pub leader: Option<((f64, f64), (f64, f64))>,
     /// No candidate was free: this one overlaps something.
     pub overlaps: bool,
+}
+
+impl Placed {
+    /// The box as it lies on the chart.
+    pub fn shape(&self) -> Quad {
+        turned(&self.rect, self.angle, 0.0)
+    }
+
+    /// Where a point `(dx, dy)` from the box's top-left corner (before
+    /// turning) lies on the chart: the start of its text.
+    pub fn at(&self, dx: f64, dy: f64) -> (f64, f64) {
+        let r = Rect {
+            x: self.rect.x + dx,
+            y: self.rect.y + dy,
+            w: 0.0,
+            h: 0.0,
+        };
+        let c = (
+            self.rect.x + self.rect.w / 2.0,
+            self.rect.y + self.rect.h / 2.0,
+        );
+        Quad::turned(&r, self.angle, c).0[0]
+    }
 }
 
 /// Space kept between labels.
@@ -56,28 +109,33 @@ pub fn place_optional(
     lines: &[Segment],
     bounds: Rect,
 ) -> Vec<Option<Placed>> {
-    let mut taken: Vec<Rect> = obstacles.to_vec();
+    let mut taken: Vec<Quad> = obstacles.iter().map(|o| Quad::from(*o)).collect();
     // Labels and leader lines placed so far: a new leader should not run
     // through a label, nor a new label over a leader.
-    let mut labels: Vec<Rect> = Vec::new();
+    let mut labels: Vec<Quad> = Vec::new();
     let mut leaders: Vec<Segment> = Vec::new();
     let mut out = Vec::with_capacity(requests.len());
     for (i, candidates) in requests.iter().enumerate() {
         let may_drop = optional.get(i).copied().unwrap_or(false);
-        let overlap = |r: &Rect| -> f64 { taken.iter().map(|t| r.inflate(PAD).overlap(t)).sum() };
+        let overlap = |c: &Candidate| -> f64 {
+            let padded = turned(&c.rect, c.angle, PAD);
+            taken.iter().map(|t| padded.overlap(t)).sum()
+        };
         let tangles = |c: &Candidate| {
+            let shape = c.shape();
             let over_leaders = leaders
                 .iter()
-                .filter(|(a, b)| c.rect.crosses(*a, *b))
+                .filter(|(a, b)| shape.crosses(*a, *b))
                 .count();
             let through_labels = c.leader_from.map_or(0, |p| {
-                let q = c.rect.nearest(p);
+                let q = shape.nearest(p);
                 labels.iter().filter(|l| l.crosses(p, q)).count()
             });
             over_leaders + through_labels
         };
         let crossings = |c: &Candidate| {
-            lines.iter().filter(|(a, b)| c.rect.crosses(*a, *b)).count() + tangles(c)
+            let shape = c.shape();
+            lines.iter().filter(|(a, b)| shape.crosses(*a, *b)).count() + tangles(c)
         };
         // Clear of lines first (a label across a roof hides where the
         // roof is), then near. An optional label is left out rather than
@@ -85,7 +143,7 @@ pub fn place_optional(
         let free = candidates
             .iter()
             .enumerate()
-            .filter(|(_, c)| bounds.contains(&c.rect) && overlap(&c.rect) == 0.0)
+            .filter(|(_, c)| c.shape().inside(&bounds) && overlap(c) == 0.0)
             .filter(|(_, c)| !may_drop || tangles(c) == 0)
             .min_by_key(|(i, c)| (crossings(c), i / 8))
             .map(|(_, c)| (*c, false));
@@ -95,21 +153,23 @@ pub fn place_optional(
             }
             candidates
                 .iter()
-                .filter(|c| bounds.contains(&c.rect))
+                .filter(|c| c.shape().inside(&bounds))
                 .chain(candidates.iter())
-                .min_by(|a, b| overlap(&a.rect).total_cmp(&overlap(&b.rect)))
+                .min_by(|a, b| overlap(a).total_cmp(&overlap(b)))
                 .map(|c| (*c, true))
         });
         let Some((c, overlaps)) = chosen else {
             out.push(None);
             continue;
         };
-        taken.push(c.rect);
-        labels.push(c.rect);
-        let leader = c.leader_from.map(|p| (p, c.rect.nearest(p)));
+        let shape = c.shape();
+        taken.push(shape);
+        labels.push(shape);
+        let leader = c.leader_from.map(|p| (p, shape.nearest(p)));
         leaders.extend(leader);
         out.push(Some(Placed {
             rect: c.rect,
+            angle: c.angle,
             leader,
             overlaps,
         }));
@@ -118,8 +178,8 @@ pub fn place_optional(
 }
 
 /// Candidate boxes of size `w` x `h` around a marker at `p` of radius `r`:
-/// eight directions at growing distances, the nearest first; the far ones
-/// carry a leader line.
+/// eight directions at growing distances, the nearest first, then east and
+/// west a little lower and higher; the far ones carry a leader line.
 pub fn around(p: (f64, f64), r: f64, w: f64, h: f64) -> Vec<Candidate> {
     rings(p, r, w, h, &[3.0, 14.0, 28.0, 46.0, 70.0, 100.0, 140.0])
 }
@@ -142,10 +202,7 @@ pub fn around_far(p: (f64, f64), r: f64, w: f64, h: f64) -> Vec<Candidate> {
             let (cx, cy) = (p.0 + d * a.cos(), p.1 - d * a.sin());
             let x = if a.cos() >= 0.0 { cx } else { cx - w };
             let y = if a.sin() >= 0.0 { cy - h } else { cy };
-            out.push(Candidate {
-                rect: Rect { x, y, w, h },
-                leader_from: Some(p),
-            });
+            out.push(Candidate::upright(Rect { x, y, w, h }, Some(p)));
         }
     }
     out
@@ -153,6 +210,10 @@ pub fn around_far(p: (f64, f64), r: f64, w: f64, h: f64) -> Vec<Candidate> {
 
 fn rings(p: (f64, f64), r: f64, w: f64, h: f64, gaps: &[f64]) -> Vec<Candidate> {
     let mut out = Vec::new();
+    // East and west a third of a box lower and higher, after all the
+    // others: beside a marker just under a roof, where the others are
+    // across the roof or taken.
+    let mut shifted = Vec::new();
     for (ring, gap) in gaps.iter().copied().enumerate() {
         let d = r + gap;
         let (x, y) = p;
@@ -166,13 +227,20 @@ fn rings(p: (f64, f64), r: f64, w: f64, h: f64, gaps: &[f64]) -> Vec<Candidate> 
             (x - w / 2.0, y + d),               // S
             (x + d * 0.7, y + d * 0.7),         // SE
         ];
+        let leader = (ring > 0).then_some(p);
         for (bx, by) in boxes {
-            out.push(Candidate {
-                rect: Rect { x: bx, y: by, w, h },
-                leader_from: (ring > 0).then_some(p),
-            });
+            out.push(Candidate::upright(Rect { x: bx, y: by, w, h }, leader));
+        }
+        for (bx, by) in [
+            (x + d, y - h / 6.0),
+            (x + d, y - h * 5.0 / 6.0),
+            (x - d - w, y - h / 6.0),
+            (x - d - w, y - h * 5.0 / 6.0),
+        ] {
+            shifted.push(Candidate::upright(Rect { x: bx, y: by, w, h }, leader));
         }
     }
+    out.extend(shifted);
     out
 }
 
@@ -271,6 +339,53 @@ mod tests {
                 assert_eq!(a.rect.overlap(&b.rect), 0.0, "{a:?} {b:?}");
             }
         }
+    }
+
+    #[test]
+    fn turned_labels_are_kept_apart_as_turned_boxes() {
+        let bounds = Rect {
+            x: 0.0,
+            y: 0.0,
+            w: 400.0,
+            h: 400.0,
+        };
+        // Two labels along a roof rising at 35 degrees, one box apart
+        // across it: their upright bounds overlap, they do not, and both
+        // stay where they were asked to go.
+        // `across` pixels from the first, down-right across the roof.
+        let turned = |across: f64| {
+            let (sin, cos) = 35f64.to_radians().sin_cos();
+            Candidate {
+                rect: Rect {
+                    x: 100.0 + across * sin,
+                    y: 200.0 + across * cos,
+                    w: 150.0,
+                    h: 18.0,
+                },
+                angle: 35.0,
+                leader_from: None,
+            }
+        };
+        let (a, b) = (turned(0.0), turned(22.0));
+        assert!(a.shape().bounds().overlap(&b.shape().bounds()) > 0.0);
+        let placed = place(&[vec![a], vec![b]], &[], &[], bounds);
+        assert!(placed.iter().all(|p| !p.overlaps));
+        assert_eq!((placed[0].rect, placed[1].rect), (a.rect, b.rect));
+        // A third on top of the first is not free.
+        let placed = place(&[vec![a], vec![turned(10.0)]], &[], &[], bounds);
+        assert!(placed[1].overlaps);
+        // Nor is one whose turned box, not its upright one, leaves the bounds.
+        let corner = Candidate {
+            rect: Rect {
+                x: 2.0,
+                y: 380.0,
+                w: 150.0,
+                h: 18.0,
+            },
+            ..a
+        };
+        assert!(bounds.contains(&corner.rect));
+        assert!(!corner.shape().inside(&bounds));
     }
 
     #[test]

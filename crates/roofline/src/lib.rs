@@ -6,8 +6,10 @@
 //!   bandwidth roofs (L1, L2, L3, DRAM), one point per region and one for
 //!   the whole program, or one dot per loop or function ([`hotspots`]),
 //!   AI(L1) and AI(DRAM) as a joined pair, labels placed without overlaps
-//!   ([`labels`]), and a table of each point's percent of attainable
-//!   performance ([`roofs::attainable`]).
+//!   ([`labels`]; a bandwidth roof's written along it, turned to its
+//!   slope, and compared as the turned box it is: [`scale::Quad`]), and a
+//!   table of each point's percent of attainable performance
+//!   ([`roofs::attainable`]).
 //! - [`svg`], [`png`], [`rgb`]: the chart drawn with plotters and the
 //!   embedded DejaVu Sans font ([`font`]): no system fonts needed.
 //! - [`html::report`]: one HTML file with the chart inline, the regions,

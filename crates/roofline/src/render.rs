@@ -3,7 +3,7 @@
 //! baselines, and in pixels rasterised with the embedded font (see
 //! [`crate::font`]).
 
-use crate::chart::{baseline, Anchor, Chart, Marker, Text, MARKER};
+use crate::chart::{Anchor, Chart, Marker, Text, MARKER};
 use crate::font::{EmbeddedFont, TextMeasure, ASCENT_EM, FAMILY};
 use crate::palette::{self, Rgb};
 use plotters::coord::Shift;
@@ -31,24 +31,25 @@ fn draw_err<E: std::fmt::Debug>(e: E) -> RenderError {
     RenderError::Draw(format!("{e:?}"))
 }
 
-/// Where a text's line starts (its left edge, or its bottom when
-/// vertical), and its width, as the layout measured it.
-fn start(font: &EmbeddedFont, t: &Text) -> (f64, f64) {
+/// How far along its line a text's anchor lies from the line's start.
+fn along(font: &EmbeddedFont, t: &Text) -> f64 {
     let w = font.width(&t.text, t.size);
-    let along = match t.anchor {
+    match t.anchor {
         Anchor::Left => 0.0,
         Anchor::Center => w / 2.0,
         Anchor::Right => w,
-    };
-    if t.vertical {
-        (t.y + along, w)
-    } else {
-        (t.x - along, w)
     }
 }
 
+/// An angle as SVG writes it: to a hundredth of a degree, whole ones
+/// without decimals.
+fn degrees(a: f64) -> String {
+    format!("{}", (a * 100.0).round() / 100.0)
+}
+
 /// One SVG `<text>` element: its baseline given, the anchor left to the
-/// viewer (whose fallback font may be narrower than DejaVu Sans).
+/// viewer (whose fallback font may be narrower than DejaVu Sans); a turned
+/// text turned about its anchor on the baseline.
 fn svg_text(out: &mut String, t: &Text) {
     let anchor = match t.anchor {
         Anchor::Left => "start",
@@ -58,21 +59,19 @@ fn svg_text(out: &mut String, t: &Text) {
     let escaped = crate::html::escape(&t.text);
     let fill = t.color.hex();
     let size = t.size;
-    if t.vertical {
-        let x = t.x + ASCENT_EM * t.size;
-        let y = t.y;
-        let _ = writeln!(
-            out,
-            "<text x=\"{x:.1}\" y=\"{y:.1}\" transform=\"rotate(-90 {x:.1} {y:.1})\" font-family=\"{FAMILY}\" font-size=\"{size}\" fill=\"{fill}\" text-anchor=\"{anchor}\">{escaped}</text>"
-        );
+    // From the top edge down to the baseline, in the text's own frame.
+    let (sin, cos) = t.angle.to_radians().sin_cos();
+    let x = t.x + ASCENT_EM * size * sin;
+    let y = t.y + ASCENT_EM * size * cos;
+    let turn = if t.angle == 0.0 {
+        String::new()
     } else {
-        let x = t.x;
-        let y = baseline(t.y, t.size);
-        let _ = writeln!(
-            out,
-            "<text x=\"{x:.1}\" y=\"{y:.1}\" font-family=\"{FAMILY}\" font-size=\"{size}\" fill=\"{fill}\" text-anchor=\"{anchor}\">{escaped}</text>"
-        );
-    }
+        format!(" transform=\"rotate({} {x:.1} {y:.1})\"", degrees(-t.angle))
+    };
+    let _ = writeln!(
+        out,
+        "<text x=\"{x:.1}\" y=\"{y:.1}\"{turn} font-family=\"{FAMILY}\" font-size=\"{size}\" fill=\"{fill}\" text-anchor=\"{anchor}\">{escaped}</text>"
+    );
 }
 
 /// The texts of an SVG chart written by [`svg`], read back from its
@@ -103,7 +102,13 @@ pub fn svg_texts(svg: &str) -> Vec<Text> {
         let Some(close) = line.rfind("</text>") else {
             continue;
         };
-        let vertical = attr(line, "transform").is_some_and(|t| t.starts_with("rotate(-90"));
+        // rotate(-A X Y): turned A degrees counterclockwise about the anchor.
+        let angle = attr(line, "transform")
+            .and_then(|t| {
+                let inner = t.strip_prefix("rotate(")?.strip_suffix(')')?;
+                inner.split_whitespace().next()?.parse::<f64>().ok()
+            })
+            .map_or(0.0, |a| -a);
         let anchor = match attr(line, "text-anchor").as_deref() {
             Some("middle") => Anchor::Center,
             Some("end") => Anchor::Right,
@@ -112,24 +117,45 @@ pub fn svg_texts(svg: &str) -> Vec<Text> {
         let fill = attr(line, "fill").unwrap_or_default();
         let hex =
             |i: usize| u8::from_str_radix(fill.get(i..i + 2).unwrap_or("00"), 16).unwrap_or(0);
+        // Back from the baseline to the top edge, in the text's own frame.
+        let (sin, cos) = angle.to_radians().sin_cos();
         out.push(Text {
-            // Back from the baseline (or, turned, its left edge) to the top.
-            x: if vertical { x - ASCENT_EM * size } else { x },
-            y: if vertical { y } else { y - ASCENT_EM * size },
+            x: x - ASCENT_EM * size * sin,
+            y: y - ASCENT_EM * size * cos,
             size,
             text: unescape(&line[open + 1..close]),
             color: Rgb(hex(1), hex(3), hex(5)),
             anchor,
-            vertical,
+            angle,
         });
     }
     out
 }
 
+/// Blends `a` (0..1 coverage) of `ink` into the pixel at (x, y).
+fn blend(buf: &mut [u8], width: u32, x: usize, y: usize, ink: Rgb, a: f32) {
+    // A little darker than linear coverage: thin stems of small text stay
+    // legible on white.
+    let a = a.clamp(0.0, 1.0).powf(0.8);
+    let i = (y * width as usize + x) * 3;
+    for (k, ink) in [ink.0, ink.1, ink.2].into_iter().enumerate() {
+        let bg = f32::from(buf[i + k]);
+        buf[i + k] = (bg + (f32::from(ink) - bg) * a).round() as u8;
+    }
+}
+
 /// Blends a text rasterised with the embedded font into RGB pixels.
 fn raster_text(font: &EmbeddedFont, buf: &mut [u8], width: u32, height: u32, t: &Text) {
+    if t.angle != 0.0 && t.angle != 90.0 {
+        return raster_turned(font, buf, width, height, t);
+    }
     let cov = font.raster(&t.text, t.size);
-    let (from, _) = start(font, t);
+    let vertical = t.angle == 90.0;
+    let from = if vertical {
+        t.y + along(font, t)
+    } else {
+        t.x - along(font, t)
+    };
     let (w, h) = (i64::from(width), i64::from(height));
     let (x0, y0) = (t.x.round() as i64, t.y.round() as i64);
     let from = from.round() as i64;
@@ -139,7 +165,7 @@ fn raster_text(font: &EmbeddedFont, buf: &mut [u8], width: u32, height: u32, t: 
             if c <= 0.0 {
                 continue;
             }
-            let (x, y) = if t.vertical {
+            let (x, y) = if vertical {
                 (x0 + v as i64, from - u as i64)
             } else {
                 (from + u as i64, y0 + v as i64)
@@ -147,13 +173,47 @@ fn raster_text(font: &EmbeddedFont, buf: &mut [u8], width: u32, height: u32, t: 
             if x < 0 || y < 0 || x >= w || y >= h {
                 continue;
             }
-            // A little darker than linear coverage: thin stems of small
-            // text stay legible on white.
-            let a = c.clamp(0.0, 1.0).powf(0.8);
-            let i = (y as usize * width as usize + x as usize) * 3;
-            for (k, ink) in [t.color.0, t.color.1, t.color.2].into_iter().enumerate() {
-                let bg = f32::from(buf[i + k]);
-                buf[i + k] = (bg + (f32::from(ink) - bg) * a).round() as u8;
+            blend(buf, width, x as usize, y as usize, t.color, c);
+        }
+    }
+}
+
+/// Samples per pixel side of a turned text.
+const SUPERSAMPLE: usize = 4;
+
+/// A text turned by an angle other than a quarter: rasterised upright at
+/// [`SUPERSAMPLE`] times its size, then each pixel of its turned box
+/// averages that many samples squared, each read back through the turn.
+fn raster_turned(font: &EmbeddedFont, buf: &mut [u8], width: u32, height: u32, t: &Text) {
+    let k = SUPERSAMPLE as f64;
+    let cov = font.raster(&t.text, t.size * k);
+    let (sin, cos) = t.angle.to_radians().sin_cos();
+    // The text's own frame: along its line and down from its top edge.
+    let (u, v) = ((cos, -sin), (sin, cos));
+    let back = along(font, t);
+    let origin = (t.x - u.0 * back, t.y - u.1 * back);
+    let b = crate::chart::text_box(font, t).bounds();
+    let x0 = (b.x.floor() as i64 - 1).max(0);
+    let y0 = (b.y.floor() as i64 - 1).max(0);
+    let x1 = (b.right().ceil() as i64 + 1).min(i64::from(width));
+    let y1 = (b.bottom().ceil() as i64 + 1).min(i64::from(height));
+    for py in y0..y1 {
+        for px in x0..x1 {
+            let mut sum = 0f32;
+            for sy in 0..SUPERSAMPLE {
+                for sx in 0..SUPERSAMPLE {
+                    let qx = px as f64 + (sx as f64 + 0.5) / k - origin.0;
+                    let qy = py as f64 + (sy as f64 + 0.5) / k - origin.1;
+                    let cu = ((qx * u.0 + qy * u.1) * k).floor();
+                    let cv = ((qx * v.0 + qy * v.1) * k).floor();
+                    if cu >= 0.0 && cv >= 0.0 && (cu as usize) < cov.w && (cv as usize) < cov.h {
+                        sum += cov.data[cv as usize * cov.w + cu as usize];
+                    }
+                }
+            }
+            if sum > 0.0 {
+                let a = sum / (SUPERSAMPLE * SUPERSAMPLE) as f32;
+                blend(buf, width, px as usize, py as usize, t.color, a);
             }
         }
     }
@@ -285,12 +345,18 @@ fn paint<DB: DrawingBackend>(
             ))
             .map_err(draw_err)?;
         }
-        let r = placed.rect;
-        area.draw(&Rectangle::new(
-            [pt((r.x, r.y)), pt((r.right(), r.bottom()))],
-            ground,
-        ))
-        .map_err(draw_err)?;
+        if placed.angle == 0.0 {
+            let r = placed.rect;
+            area.draw(&Rectangle::new(
+                [pt((r.x, r.y)), pt((r.right(), r.bottom()))],
+                ground,
+            ))
+            .map_err(draw_err)?;
+        } else {
+            let corners = placed.shape().0.map(pt).to_vec();
+            area.draw(&Polygon::new(corners, ground))
+                .map_err(draw_err)?;
+        }
     }
 
     // The table's rule and markers (its cells are texts).

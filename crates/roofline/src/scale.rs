@@ -80,6 +80,184 @@ impl Rect {
     }
 }
 
+/// A convex quadrilateral in pixels: a [`Rect`] turned about a point (the
+/// box of a label written along a bandwidth roof). Corners in order around
+/// it; y grows downwards.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quad(pub [(f64, f64); 4]);
+
+impl From<Rect> for Quad {
+    fn from(r: Rect) -> Quad {
+        Quad([
+            (r.x, r.y),
+            (r.right(), r.y),
+            (r.right(), r.bottom()),
+            (r.x, r.bottom()),
+        ])
+    }
+}
+
+/// Twice the signed area of the triangle a, b, c: positive when c lies left
+/// of a -> b as the picture shows it (y down: clockwise on paper).
+fn cross(a: (f64, f64), b: (f64, f64), c: (f64, f64)) -> f64 {
+    (b.0 - a.0) * (c.1 - a.1) - (b.1 - a.1) * (c.0 - a.0)
+}
+
+/// Area of a polygon (shoelace).
+fn area(p: &[(f64, f64)]) -> f64 {
+    let n = p.len();
+    (0..n)
+        .map(|i| {
+            let (a, b) = (p[i], p[(i + 1) % n]);
+            a.0 * b.1 - b.0 * a.1
+        })
+        .sum::<f64>()
+        .abs()
+        / 2.0
+}
+
+impl Quad {
+    /// `r` turned `degrees` counterclockwise as seen (text rising to the
+    /// right for a positive angle) about `about`.
+    pub fn turned(r: &Rect, degrees: f64, about: (f64, f64)) -> Quad {
+        if degrees == 0.0 {
+            return Quad::from(*r);
+        }
+        let (sin, cos) = degrees.to_radians().sin_cos();
+        let Quad(mut c) = Quad::from(*r);
+        for p in &mut c {
+            let (dx, dy) = (p.0 - about.0, p.1 - about.1);
+            // Counterclockwise on the screen is clockwise in y-down coordinates.
+            *p = (about.0 + dx * cos + dy * sin, about.1 - dx * sin + dy * cos);
+        }
+        Quad(c)
+    }
+
+    /// The smallest upright rectangle holding it.
+    pub fn bounds(&self) -> Rect {
+        let xs = self.0.map(|p| p.0);
+        let ys = self.0.map(|p| p.1);
+        let (x0, x1) = (
+            xs.iter().copied().fold(f64::INFINITY, f64::min),
+            xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        let (y0, y1) = (
+            ys.iter().copied().fold(f64::INFINITY, f64::min),
+            ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        Rect {
+            x: x0,
+            y: y0,
+            w: x1 - x0,
+            h: y1 - y0,
+        }
+    }
+
+    /// Whether every corner lies inside `r`.
+    pub fn inside(&self, r: &Rect) -> bool {
+        self.0
+            .iter()
+            .all(|p| p.0 >= r.x && p.0 <= r.right() && p.1 >= r.y && p.1 <= r.bottom())
+    }
+
+    /// +1 or -1: the side of each edge its inside lies on (see [`cross`]).
+    fn orientation(&self) -> f64 {
+        let c = &self.0;
+        if cross(c[0], c[1], c[2]) >= 0.0 {
+            1.0
+        } else {
+            -1.0
+        }
+    }
+
+    /// Area shared with `o` (0 when they only touch): `self` clipped by
+    /// each edge of `o` (Sutherland-Hodgman), both convex.
+    pub fn overlap(&self, o: &Quad) -> f64 {
+        if self.bounds().overlap(&o.bounds()) == 0.0 {
+            return 0.0;
+        }
+        let side = o.orientation();
+        let mut poly: Vec<(f64, f64)> = self.0.to_vec();
+        for i in 0..4 {
+            let (a, b) = (o.0[i], o.0[(i + 1) % 4]);
+            let inside = |p: (f64, f64)| side * cross(a, b, p);
+            let mut next = Vec::with_capacity(poly.len() + 1);
+            for j in 0..poly.len() {
+                let (p, q) = (poly[j], poly[(j + 1) % poly.len()]);
+                let (dp, dq) = (inside(p), inside(q));
+                if dp >= 0.0 {
+                    next.push(p);
+                }
+                if (dp >= 0.0) != (dq >= 0.0) {
+                    let t = dp / (dp - dq);
+                    next.push((p.0 + t * (q.0 - p.0), p.1 + t * (q.1 - p.1)));
+                }
+            }
+            poly = next;
+            if poly.len() < 3 {
+                return 0.0;
+            }
+        }
+        area(&poly)
+    }
+
+    /// Whether the segment a-b touches the quadrilateral (Cyrus-Beck: the
+    /// segment clipped to each edge's inside).
+    pub fn crosses(&self, a: (f64, f64), b: (f64, f64)) -> bool {
+        let side = self.orientation();
+        let (mut t0, mut t1) = (0.0f64, 1.0f64);
+        for i in 0..4 {
+            let (p, q) = (self.0[i], self.0[(i + 1) % 4]);
+            // Inside where side * cross(p, q, x) >= 0, linear along a-b.
+            let fa = side * cross(p, q, a);
+            let fb = side * cross(p, q, b);
+            if fa < 0.0 && fb < 0.0 {
+                return false;
+            }
+            if fa < 0.0 {
+                t0 = t0.max(fa / (fa - fb));
+            } else if fb < 0.0 {
+                t1 = t1.min(fa / (fa - fb));
+            }
+            if t0 > t1 {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The point of the quadrilateral (its inside included) nearest to `p`.
+    pub fn nearest(&self, p: (f64, f64)) -> (f64, f64) {
+        let side = self.orientation();
+        if (0..4).all(|i| side * cross(self.0[i], self.0[(i + 1) % 4], p) >= 0.0) {
+            return p;
+        }
+        (0..4)
+            .map(|i| {
+                let (a, b) = (self.0[i], self.0[(i + 1) % 4]);
+                let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+                let len2 = dx * dx + dy * dy;
+                let t = if len2 > 0.0 {
+                    (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                (a.0 + t * dx, a.1 + t * dy)
+            })
+            .min_by(|m, n| {
+                let d = |q: &(f64, f64)| (q.0 - p.0).hypot(q.1 - p.1);
+                d(m).total_cmp(&d(n))
+            })
+            .unwrap_or(p)
+    }
+
+    /// Distance from `p` to the quadrilateral (0 inside it).
+    pub fn distance(&self, p: (f64, f64)) -> f64 {
+        let q = self.nearest(p);
+        (q.0 - p.0).hypot(q.1 - p.1)
+    }
+}
+
 /// A base-10 log axis from `lo` to `hi`, both powers of ten.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LogAxis {
@@ -241,6 +419,81 @@ mod tests {
         assert_eq!(sig3(1234.0), "1230");
         assert_eq!(sig3(12.34), "12.3");
         assert_eq!(sig3(0.012345), "0.0123");
+    }
+
+    #[test]
+    fn turned_rectangles_overlap_by_their_true_area() {
+        let r = Rect {
+            x: 0.0,
+            y: 0.0,
+            w: 10.0,
+            h: 10.0,
+        };
+        // A square turned 45 degrees about its centre keeps its area and
+        // covers the upright one but for four corner triangles.
+        let d = Quad::turned(&r, 45.0, (5.0, 5.0));
+        assert!((d.overlap(&d) - 100.0).abs() < 1e-9);
+        let corners = 4.0 * (10.0 - 50f64.sqrt()).powi(2) / 2.0;
+        assert!((d.overlap(&Quad::from(r)) - (100.0 - corners)).abs() < 1e-9);
+        assert!((Quad::from(r).overlap(&d) - (100.0 - corners)).abs() < 1e-9);
+        // Upright rectangles agree with Rect::overlap, touching is no overlap.
+        let s = Rect { x: 5.0, ..r };
+        assert!((Quad::from(r).overlap(&Quad::from(s)) - 50.0).abs() < 1e-9);
+        let t = Rect { x: 10.0, ..r };
+        assert_eq!(Quad::from(r).overlap(&Quad::from(t)), 0.0);
+        // Two long thin boxes side by side along a diagonal: their upright
+        // bounds overlap, they do not.
+        let a = Rect {
+            x: 0.0,
+            y: 0.0,
+            w: 100.0,
+            h: 10.0,
+        };
+        let b = Rect { y: 12.0, ..a };
+        let (qa, qb) = (
+            Quad::turned(&a, 30.0, (50.0, 11.0)),
+            Quad::turned(&b, 30.0, (50.0, 11.0)),
+        );
+        assert!(qa.bounds().overlap(&qb.bounds()) > 0.0);
+        assert_eq!(qa.overlap(&qb), 0.0);
+    }
+
+    #[test]
+    fn turning_counterclockwise_raises_the_right_end() {
+        let r = Rect {
+            x: 0.0,
+            y: 0.0,
+            w: 10.0,
+            h: 2.0,
+        };
+        let q = Quad::turned(&r, 30.0, (0.0, 0.0));
+        let (x, y) = q.0[1];
+        assert!((x - 30f64.to_radians().cos() * 10.0).abs() < 1e-9);
+        assert!((y + 5.0).abs() < 1e-9, "{y}");
+    }
+
+    #[test]
+    fn segments_cross_turned_rectangles() {
+        let r = Rect {
+            x: 0.0,
+            y: 0.0,
+            w: 20.0,
+            h: 4.0,
+        };
+        let q = Quad::turned(&r, 45.0, (10.0, 2.0));
+        // Along its middle, and across it.
+        assert!(q.crosses((0.0, 12.0), (20.0, -8.0)));
+        assert!(q.crosses((0.0, -8.0), (20.0, 12.0)));
+        // Parallel to it, a little off its side; and short of it.
+        assert!(!q.crosses((4.0, 12.0), (24.0, -8.0)));
+        assert!(!q.crosses((-10.0, -8.0), (2.0, -8.0)));
+        // Upright: as Rect::crosses.
+        let u = Quad::from(r);
+        assert!(u.crosses((-5.0, 2.0), (25.0, 2.0)));
+        assert!(!u.crosses((-5.0, 5.0), (25.0, 6.0)));
+        assert!(u.crosses((2.0, 1.0), (3.0, 2.0)));
+        assert_eq!(q.distance((10.0, 2.0)), 0.0);
+        assert!((u.distance((10.0, 9.0)) - 5.0).abs() < 1e-9);
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! The chart rendered to PNG, decoded, and checked pixel by pixel against
 //! the layout: each roof's colour along its path, each point's colour at
-//! its marker, each point where the log scales put it.
+//! its marker, each point where the log scales put it, each turned label's
+//! ink inside its turned box.
 
 mod common;
 
-use flopscope_roofline::chart::Marker;
+use flopscope_roofline::chart::{text_box, Marker};
+use flopscope_roofline::font::EmbeddedFont;
 use flopscope_roofline::palette::Rgb;
 use flopscope_roofline::{chart, png, ChartOptions, Input};
 
@@ -177,6 +179,8 @@ fn every_point_is_drawn_where_the_log_scales_put_it() {
 #[test]
 fn labels_overlap_nothing_and_stay_inside_the_frame() {
     let (c, _) = rendered();
+    // Each label's box as it lies on the chart (a bandwidth roof's turned
+    // along its roof).
     let mut boxes: Vec<_> = c
         .roofs
         .iter()
@@ -190,26 +194,66 @@ fn labels_overlap_nothing_and_stay_inside_the_frame() {
     assert_eq!(boxes.len(), 7 + 4);
     for (i, (a, pa)) in boxes.iter().enumerate() {
         assert!(!pa.overlaps, "{a}");
-        assert!(c.plane.frame.contains(&pa.rect), "{a} leaves the frame");
+        let shape = pa.shape();
+        assert!(shape.inside(&c.plane.frame), "{a} leaves the frame");
         for (b, pb) in &boxes[i + 1..] {
-            assert_eq!(pa.rect.overlap(&pb.rect), 0.0, "{a} overlaps {b}");
+            assert_eq!(shape.overlap(&pb.shape()), 0.0, "{a} overlaps {b}");
         }
         for p in &c.points {
-            for (mx, my) in [p.l1, p.dram].into_iter().flatten() {
-                let m = flopscope_roofline::scale::Rect {
-                    x: mx - 5.0,
-                    y: my - 5.0,
-                    w: 10.0,
-                    h: 10.0,
-                };
-                assert_eq!(
-                    pa.rect.overlap(&m),
-                    0.0,
+            for (m, reach) in p.markers() {
+                assert!(
+                    shape.distance(m) >= reach,
                     "{a} covers the marker of {}",
                     p.data.label
                 );
             }
         }
+    }
+}
+
+#[test]
+fn turned_labels_are_inked_inside_their_turned_boxes() {
+    let (c, pic) = rendered();
+    let font = EmbeddedFont::new();
+    let texts = c.all_texts();
+    let turned: Vec<_> = texts
+        .iter()
+        .filter(|t| t.angle != 0.0 && t.angle != 90.0)
+        .collect();
+    assert_eq!(turned.len(), 4, "the four bandwidth roofs' labels");
+    for t in turned {
+        let b = text_box(&font, t);
+        let r = b.bounds();
+        // Pixels of the label's colour in the turned box of its text, and
+        // in the corners of its upright bounds outside the label's ground
+        // (where only the roof and the grid are).
+        let (mut inside, mut area, mut corners) = (0, 0, 0);
+        for y in r.y.floor() as i64..=r.bottom().ceil() as i64 {
+            for x in r.x.floor() as i64..=r.right().ceil() as i64 {
+                let centre = (x as f64 + 0.5, y as f64 + 0.5);
+                let ink = pic.at(x, y).is_some_and(|p| close(p, t.color, 40));
+                let d = b.distance(centre);
+                if d == 0.0 {
+                    area += 1;
+                    inside += usize::from(ink);
+                } else if d > 12.0 {
+                    corners += usize::from(ink);
+                }
+            }
+        }
+        // Text inks about a tenth of its box in its full colour.
+        assert!(
+            inside * 20 > area,
+            "{:?}: {inside} of {area} pixels inked",
+            t.text
+        );
+        // Only a few pixels of its roof's line (text drawn upright, or
+        // turned the other way, would put a hundred or more there).
+        assert!(
+            corners < 60,
+            "{:?}: {corners} pixels of its colour beyond its box",
+            t.text
+        );
     }
 }
 
