@@ -80,9 +80,9 @@ impl Machine {
             m.freq.measured_mhz = Some(mhz);
             // The same words in every run that uses the kept clock.
             m.freq.measured_how = Some(format!(
-                "the highest of {} measurements, taken at {} s after the epoch and kept for later runs",
+                "the highest of {} measurements, taken at {} and kept for later runs",
                 clock.value.len(),
-                clock.measured_unix_s
+                crate::store::utc(clock.measured_unix_s)
             ));
         }
         m

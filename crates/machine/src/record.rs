@@ -24,9 +24,9 @@ pub fn record(m: &Machine, host: &str, profile: Option<(&Path, &MachineProfile)>
             peak.assumptions.insert(
                 0,
                 format!(
-                    "machine profile {} (flopscope bench --save, {} s after the epoch)",
+                    "machine profile {} (flopscope bench --save, {})",
                     path.display(),
-                    p.created_unix_s
+                    crate::store::utc(p.created_unix_s)
                 ),
             );
             (peak, p.ceilings())

@@ -194,3 +194,18 @@ mod tests {
         std::env::remove_var("FLOPSCOPE_CACHE_DIR");
     }
 }
+
+/// A Unix time as a reader sees it in a report: `2026-11-25T17:37:05Z`.
+pub fn utc(unix_s: u64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix_s);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+#[cfg(test)]
+mod utc_tests {
+    #[test]
+    fn a_unix_time_reads_as_a_utc_date() {
+        assert_eq!(super::utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::utc(1_795_626_004), "2026-11-25T17:00:04Z");
+    }
+}

@@ -106,8 +106,8 @@ pub fn machine_record(machine: Option<&Path>) -> Result<MachineRecord> {
             })
             .collect();
         record.ceilings.source.push_str(&format!(
-            "; bandwidth: a short STREAM triad on all cores, measured once on this machine ({} s after the epoch) and kept; `flopscope bench --save FILE` measures every level properly",
-            kept.measured_unix_s
+            "; bandwidth: a short STREAM triad on all cores, measured once on this machine ({}) and kept; `flopscope bench --save FILE` measures every level properly",
+            flopscope_machine::store::utc(kept.measured_unix_s)
         ));
     }
     Ok(record)
