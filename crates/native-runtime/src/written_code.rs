@@ -162,12 +162,14 @@ impl Translator {
             // Another thread's write got there first: run it again.
             Some(false) => true,
             Some(true) => {
+                // Invalidated first: once the page is writable, no thread
+                // may reach a translation of its old code.
+                self.invalidate(p, p + PAGE);
                 if !unprotect(p) {
                     return false;
                 }
                 self.watch.faults += 1;
                 self.watch.protected.insert(p, false);
-                self.invalidate(p, p + PAGE);
                 true
             }
             None => false,
