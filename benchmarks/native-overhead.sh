@@ -34,7 +34,7 @@ reps=${1:-5}
 small_reps=${2:-20}
 cargo build --release -q -p flopscope
 bin=target/bench-kernels; mkdir -p "$bin" benchmarks/results
-fs=target/release/flopscope
+fs=${CARGO_TARGET_DIR:-target}/release/flopscope
 inc="-I tests/kernels -I crates/markers/include"
 gcc -O3 -mavx2 -mfma -o "$bin/matmul_avx2" benchmarks/kernels/matmul.c
 gcc -O3 -march=x86-64-v4 -mprefer-vector-width=512 -o "$bin/matmul_avx512" benchmarks/kernels/matmul.c
@@ -60,41 +60,28 @@ gcc -O2 -msse2 $inc -o "$bin/t_signals" tests/kernels/native/signals.c
 avx512=$(grep -qw avx512f /proc/cpuinfo && echo yes || echo no)
 out=benchmarks/results/native-overhead-$(date +%Y%m%d-%H%M%S).txt
 python3 - "$reps" "$fs" "$bin" "$avx512" "$small_reps" <<'PY' | tee "$out"
-import math, os, subprocess, sys, time
+import os, sys, time
+sys.dont_write_bytecode = True
+sys.path.insert(0, "benchmarks")
+from common import gm, hold_pm_qos, wall
 reps, fs, b, avx512 = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4] == "yes"
 small_reps = int(sys.argv[5])
 
-import json, struct, tempfile
+import json, tempfile
 tmp = tempfile.mkdtemp()
-
-def hold_pm_qos():
-    """Asks for CPU wake-up latency 0 for as long as the file stays open."""
-    if os.environ.get("NO_PM_QOS"):
-        return None, "not held (NO_PM_QOS set)"
-    try:
-        f = open("/dev/cpu_dma_latency", "wb", buffering=0)
-        f.write(struct.pack("i", 0))
-        return f, "held at 0 us (/dev/cpu_dma_latency)"
-    except OSError as e:
-        return None, f"not held ({e.strerror}: /dev/cpu_dma_latency needs root)"
 pm_qos, pm_qos_state = hold_pm_qos()
-
-def wall(cmd, env):
-    s = time.perf_counter()
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - s
 
 def counted(engine, cmd, env):
     """(whole flopscope command, the counted run alone: the report's engine_time_s)."""
     out = os.path.join(tmp, "r.json")
-    w = wall([fs, "count", "--engine", engine, "--no-native", "--format", "json", "-o", out, "--"] + cmd, env)
+    w, _ = wall([fs, "count", "--engine", engine, "--no-native", "--format", "json", "-o", out, "--"] + cmd, env)
     return w, json.load(open(out))["engine_time_s"]
 
 def row(name, cmd, emulate=True, env=None, reps=reps):
     env = dict(os.environ, **(env or {}))
     runs = {k: [] for k in ("program", "native", "native_cmd", "emulate", "emulate_cmd")}
     for _ in range(reps):  # the commands alternate
-        runs["program"].append(wall(cmd, env))
+        runs["program"].append(wall(cmd, env)[0])
         w, t = counted("native", cmd, env)
         runs["native_cmd"].append(w)
         runs["native"].append(t)
@@ -139,7 +126,6 @@ tests = [
 ratios = [row(n, [f"{b}/t_{n}"] + a, env=e, reps=small_reps) for n, a, e in tests]
 if avx512:
     ratios.append(row("avx512_masked", [f"{b}/t_avx512_masked", "1003", "3"], emulate=False, reps=small_reps))
-gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
 print(f"\ngeometric mean over {len(ratios)} test kernels: native-x {gm([r[0] for r in ratios]):.2f}, "
       f"cmd-nat-x {gm([r[1] for r in ratios]):.2f}; of the medians' ratios: {gm([r[2] for r in ratios]):.2f}")
 print("\n## An interpreter (no target): CPython's loop dispatches every bytecode through an indirect branch")

@@ -666,38 +666,6 @@ fn exit_status_passes_through() {
 }
 
 #[test]
-fn static_programs_are_refused_with_the_remedy() {
-    let exe = build("exit3.c", &["-O2", "-static"]);
-    let run = count_with("native", &exe, &[] as &[&str], &[]);
-    assert_ne!(run.code, 0);
-    assert!(
-        run.stderr.contains("statically linked") && run.stderr.contains("--engine emulate"),
-        "{}",
-        run.stderr
-    );
-    // Refused before anything runs: not even the native timed run.
-    let exe = build("native/touch.c", &["-O2", "-static"]);
-    let dir = tempfile::tempdir().unwrap();
-    let marker = dir.path().join("ran");
-    let out = Command::new(FLOPSCOPE)
-        .args(["count", "--engine", "native", "--"])
-        .arg(&exe)
-        .arg(&marker)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        !marker.exists(),
-        "the static program ran before being refused"
-    );
-}
-
-#[test]
 fn a_program_using_gs_is_stopped_with_a_clear_message() {
     let exe = build("native/uses_gs.c", &["-O2"]);
     let run = count_with("native", &exe, &[] as &[&str], &[]);

@@ -112,19 +112,45 @@ fn runs_and_warmups_are_timed_apart_with_the_same_input_and_their_output_hidden(
 }
 
 #[test]
-fn a_static_program_falls_back_to_the_emulate_engine_saying_why_and_gives_no_time_unasked() {
+fn a_static_program_runs_once_under_the_native_engine_and_is_timed_by_that_run() {
     let exe = crate::support::build("workflow/reader.c", &["-O2", "-static"]);
     let dir = tempfile::tempdir().unwrap();
     let (out, r) = count(&[], &exe, dir.path(), "1000\n");
     assert_eq!(out.status.code(), Some(0), "{r}");
+    // Statically linked programs are the native engine's too (loaded by its
+    // runtime): no fallback, nothing to warn about.
+    assert_eq!(r["engine"], "native");
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["flop"]["total"], 1000);
+    assert_eq!(trace(dir.path()), ["1000"]);
+    assert_eq!(r["warnings"], serde_json::json!([]), "{r}");
+    assert_eq!(r["timing"]["source"], "counted_run", "{r}");
+    assert!(r["gflops"].as_f64().unwrap() > 0.0, "{r}");
+    // Nothing of it runs before the counts start: no loader to note.
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("statically linked program"))
+            && !notes.iter().any(|n| n.contains("dynamic loader")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn the_emulate_engine_gives_no_time_unasked() {
+    let exe = crate::support::build("workflow/reader.c", &["-O2", "-static"]);
+    let dir = tempfile::tempdir().unwrap();
+    let (out, r) = count(&["--engine", "emulate"], &exe, dir.path(), "1000\n");
+    assert_eq!(out.status.code(), Some(0), "{r}");
     assert_eq!(r["engine"], "emulate");
     assert_eq!(r["flop"]["total"], 1000);
     assert_eq!(trace(dir.path()), ["1000"]);
-    let why = r["warnings"][0].as_str().unwrap();
-    assert!(
-        why.starts_with("counted under the emulate engine") && why.contains("statically linked"),
-        "{why}"
-    );
     // The emulated run's time says nothing of the program's speed.
     assert_eq!(r["native_time_s"], Value::Null);
     assert_eq!(r["gflops"], Value::Null);

@@ -25,6 +25,8 @@ mod perf_regions;
 mod perf_sampling;
 // The native engine: against the emulate engine, closed forms on AVX-512, threads, signals, code rewritten at run time.
 mod native;
+// Statically linked programs under the native engine: glibc, musl, static PIE, Fortran, OpenMP, exactly; started as the kernel starts them.
+mod static_programs;
 // JIT compilers (Numba, LuaJIT): code written at run time counted as it runs, against closed forms and the emulate engine.
 mod jit;
 // Attribution: functions, loops and source lines of known counts, both engines.

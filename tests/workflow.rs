@@ -189,3 +189,47 @@ fn csv_is_one_table() {
         .sum();
     assert_eq!(in_functions, total);
 }
+
+/// Standard output closed before the report is written (`flopscope count
+/// ... | head -1` after head has ended): the program dies of SIGPIPE as it
+/// would alone, flopscope does not; the report it could not print is kept
+/// in a file named in the error, and the temporary directory is left empty.
+#[test]
+fn a_closed_standard_output_loses_nothing_and_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let mut child = Command::new(FLOPSCOPE)
+        .args(["count", "--engine", "native", "--"])
+        .args(program(&tmp.path().join("ran")))
+        .env("TMPDIR", &work)
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let kept = tmp
+        .path()
+        .join(format!("flopscope-report-{}.txt", child_pid(&err)));
+    assert!(err.contains("Broken pipe") && kept.exists(), "{err}");
+    let report = std::fs::read_to_string(&kept).unwrap();
+    assert!(
+        report.contains("signal SIGPIPE") || report.contains("SIGPIPE"),
+        "{report}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
+    assert!(left.is_empty(), "left in the temporary directory: {left:?}");
+}
+
+/// The pid in "flopscope-report-PID.txt" of an error message.
+fn child_pid(err: &str) -> String {
+    let at = err
+        .find("flopscope-report-")
+        .expect("the kept report named")
+        + 17;
+    err[at..].chars().take_while(char::is_ascii_digit).collect()
+}

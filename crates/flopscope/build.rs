@@ -66,6 +66,7 @@ fn main() {
     );
     embed("SAMPLER", &sampler);
     build_exec_shim(&plugin_dir.join("shim/exec_shim.c"), &out_dir);
+    build_static_host(&runtime_dir.join("host/static_host.c"), &out_dir);
     build_likwid_markers(&manifest_dir.join("../markers"), &out_dir);
 }
 
@@ -170,6 +171,26 @@ fn build_exec_shim(src: &std::path::Path, out_dir: &std::path::Path) {
         });
     assert!(status.success(), "compiling {} failed", src.display());
     embed("EXEC_SHIM", &so);
+}
+
+/// The native engine's host of statically linked programs: a small
+/// dynamically linked, position-independent executable the runtime is
+/// preloaded into and loads the program into (crates/native-runtime's
+/// loader.rs). Position-independent, so that it stays clear of the fixed
+/// addresses of a non-PIE static program.
+fn build_static_host(src: &std::path::Path, out_dir: &std::path::Path) {
+    let exe = out_dir.join("flopscope-static-host");
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let status = Command::new(&cc)
+        .args(["-O2", "-Wall", "-fPIE", "-pie", "-o"])
+        .arg(&exe)
+        .arg(src)
+        .status()
+        .unwrap_or_else(|e| {
+            panic!("running the C compiler {cc:?} for the static-program host: {e} (install gcc)")
+        });
+    assert!(status.success(), "compiling {} failed", src.display());
+    embed("STATIC_HOST", &exe);
 }
 
 /// LIKWID's marker functions on flopscope's markers (crates/markers/likwid),

@@ -1,5 +1,6 @@
-//! What kind of program a file is: the native engine takes programs over
-//! through the dynamic loader, so it needs one (a PT_INTERP header).
+//! What kind of program a file is: the native engine takes dynamically
+//! linked programs over through their loader (a PT_INTERP header), and
+//! loads statically linked ones itself, in its host executable.
 
 use flopscope_engine_qemu::host::program::{check_elf_x86_64, read_head, ProgramError};
 use std::io::{Read, Seek, SeekFrom};

@@ -1,7 +1,10 @@
 //! The native engine, CLI side: runs the program with the runtime
 //! (crates/native-runtime, a preload library) that takes it over at its
 //! first constructor and runs it from a code cache with counters added, then
-//! reads the counter file the runtime wrote into a [`Report`].
+//! reads the counter file the runtime wrote into a [`Report`]. A statically
+//! linked program has no loader to preload through: its host executable
+//! ([`NativeOptions::static_host`]) runs instead, and the runtime loads the
+//! program into it and starts it at its entry point.
 //!
 //! ```no_run
 //! use flopscope_engine_native::{NativeEngine, NativeOptions};
@@ -16,6 +19,7 @@
 //!         ssc_once: false,
 //!         likwid_markers: None,
 //!         samples_dir: None,
+//!         static_host: Some("flopscope-static-host".into()),
 //!     },
 //! };
 //! let report = engine.count(&["./triad".to_string()]).unwrap();
@@ -46,7 +50,7 @@ pub const SAMPLES_ENV: &str = "FLOPSCOPE_NATIVE_SAMPLES";
 pub enum NativeError {
     #[error(transparent)]
     Program(#[from] ProgramError),
-    #[error("{0} is statically linked: the native engine takes programs over through the dynamic loader (LD_PRELOAD); link it dynamically, or count it with --engine emulate")]
+    #[error("{0} is statically linked, and the native engine was given no host executable to load it in (NativeOptions::static_host); count it with --engine emulate")]
     Static(PathBuf),
     #[error("cannot run {0}: {1}")]
     Spawn(PathBuf, std::io::Error),
@@ -54,7 +58,7 @@ pub enum NativeError {
     CounterFile(PathBuf, std::io::Error),
     #[error("cannot create the sample directory {0}: {1}")]
     SampleDir(PathBuf, std::io::Error),
-    #[error("the native engine's runtime did not take the program over (it printed why above, if it loaded at all); the program ran uncounted. Check that {0} exists and that the program is a dynamically linked x86-64 executable")]
+    #[error("the native engine's runtime did not take the program over (it printed why above, if it loaded at all); the program ran uncounted, or not at all. Check that {0} exists and that the program is an x86-64 Linux executable")]
     NotAttached(PathBuf),
     #[error("reading the counts: {0}")]
     Read(String),
@@ -84,14 +88,26 @@ pub struct NativeOptions {
     /// timers into this directory (the sampler's file format, read with
     /// `flopscope_sampler::read_dir`): the time per function and loop.
     pub samples_dir: Option<PathBuf>,
+    /// The host executable of statically linked programs
+    /// (crates/native-runtime/host): run with the runtime preloaded, which
+    /// loads the program into it. `None`: static programs are refused.
+    pub static_host: Option<PathBuf>,
 }
 
 pub struct NativeEngine {
     pub options: NativeOptions,
 }
 
-/// What the report says was not counted.
+/// What the report says was not counted (a dynamically linked program).
 pub const NOT_COUNTED: &str = "native engine: the dynamic loader and the shared libraries' constructors that ran before the take-over are not counted (they do no floating-point work in ordinary programs); counts start in the loader, just after the runtime's constructor";
+/// What the report says of a statically linked program: all of it counted.
+pub const STATIC_COUNTED: &str = "native engine: a statically linked program, loaded by the runtime and counted from its first instruction (its entry point): nothing of it ran before the counts start";
+/// The variable naming the static program for the runtime in the host (its
+/// `loader::STATIC_ENV`).
+pub const STATIC_ENV: &str = "FLOPSCOPE_NATIVE_STATIC";
+/// The variable naming the host for the runtime (its `loader::HOST_ENV`):
+/// static programs the counted one starts with exec are loaded in it too.
+pub const HOST_ENV: &str = "FLOPSCOPE_NATIVE_HOST";
 
 impl flopscope_model::Engine for NativeEngine {
     fn name(&self) -> &'static str {
@@ -104,8 +120,10 @@ impl flopscope_model::Engine for NativeEngine {
 
     fn check(&self, argv: &[String]) -> Result<(), flopscope_model::EngineError> {
         let exe = program::resolve(&argv[0]).map_err(NativeError::from)?;
-        if elf::kind(&exe).map_err(NativeError::from)? == elf::Kind::Static {
-            return Err(NativeError::Static(exe).into());
+        if let Some((program, _)) = static_program(&exe, argv)? {
+            if self.options.static_host.is_none() {
+                return Err(NativeError::Static(program).into());
+            }
         }
         Ok(())
     }
@@ -118,9 +136,19 @@ impl flopscope_model::Engine for NativeEngine {
 /// Runs `argv` with the runtime preloaded and reads the counts back.
 pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError> {
     let exe = program::resolve(&argv[0])?;
-    if elf::kind(&exe)? == elf::Kind::Static {
-        return Err(NativeError::Static(exe));
-    }
+    // A static program runs in the host, which the runtime loads it into
+    // (crates/native-runtime/src/loader.rs); the host gets its argv.
+    let loaded = match static_program(&exe, argv)? {
+        Some((program, args)) => match &opts.static_host {
+            Some(host) => Some((host.clone(), program, args)),
+            None => return Err(NativeError::Static(program)),
+        },
+        None => None,
+    };
+    let (file, run_argv) = match &loaded {
+        Some((host, _, args)) => (host, args.as_slice()),
+        None => (&exe, argv),
+    };
     let counter_path = opts.work_dir.join("counters");
     let counters = CounterFile::create(&counter_path)
         .map_err(|e| NativeError::CounterFile(counter_path.clone(), e))?;
@@ -138,11 +166,14 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         program::preload_list([Some(opts.runtime.as_path()), opts.likwid_markers.as_deref()])
             .unwrap_or_default();
     let started = std::time::Instant::now();
-    let mut child = Command::new(&exe)
-        .arg0(&argv[0])
-        .args(&argv[1..])
+    let mut child = Command::new(file)
+        .arg0(&run_argv[0])
+        .args(&run_argv[1..])
         .env("LD_PRELOAD", preload)
         .env(OUT_ENV, &counter_path)
+        .envs(loaded.as_ref().map(|(_, program, _)| (STATIC_ENV, program)))
+        // Static programs the counted one execs start in the host too.
+        .envs(opts.static_host.as_ref().map(|h| (HOST_ENV, h)))
         // Tells the Rust markers (flopscope-markers) that this run is counted.
         .env("FLOPSCOPE_COUNTING", "1")
         // Region wall times, taken by the runtime at the markers.
@@ -214,7 +245,14 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
             .warnings
             .push(flopscope_engine_qemu::host::run::LIKWID_TAKEN_OVER.into());
     }
-    report.notes.push(NOT_COUNTED.into());
+    report.notes.push(
+        if loaded.is_some() {
+            STATIC_COUNTED
+        } else {
+            NOT_COUNTED
+        }
+        .into(),
+    );
     if main.code_writes + main.blocks_invalidated > 0 {
         report.notes.push(format!(
             "native engine: code written or changed at run time was followed: {} writes to pages of translated code caught, {} translated blocks invalidated and translated anew",
@@ -225,6 +263,25 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
 }
 
 use std::os::unix::process::CommandExt;
+
+/// The statically linked program `argv` runs, with the argv the kernel
+/// gives it, or `None` for a dynamically linked one: `exe` itself, or the
+/// interpreter of a `#!` script (argv: interpreter, its argument, the
+/// script, the script's arguments, as the kernel passes them).
+fn static_program(
+    exe: &std::path::Path,
+    argv: &[String],
+) -> Result<Option<(PathBuf, Vec<String>)>, NativeError> {
+    Ok(match elf::kind(exe)? {
+        elf::Kind::Static => Some((exe.to_path_buf(), argv.to_vec())),
+        elf::Kind::Dynamic => None,
+        elf::Kind::Script => {
+            let full = program::qemu_argv(argv)?;
+            let interp = program::resolve(&full[0])?;
+            (elf::kind(&interp)? == elf::Kind::Static).then_some((interp, full))
+        }
+    })
+}
 
 /// The warning for an instruction of an extension this processor lacks.
 fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String {
@@ -255,4 +312,39 @@ fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String
         "the program reached `{}` at {:#x}, an instruction of {feature}, {lacks}, {what}: run it on a processor with {feature} or {rebuild}; counts up to that point are in the report",
         u.text, u.pc
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_programs_and_scripts_they_interpret_go_to_the_host() {
+        let dir = std::env::temp_dir().join(format!("fs-static-kind-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = dir.join("p.c");
+        std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+        let exe = dir.join("p");
+        let built = Command::new("gcc")
+            .args(["-O2", "-static", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .status()
+            .expect("gcc runs (install gcc)");
+        assert!(built.success());
+        let script = dir.join("s");
+        std::fs::write(&script, format!("#!{} -x\n", exe.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let s = |p: &std::path::Path| p.display().to_string();
+        let got = static_program(&exe, &[s(&exe), "1".into()]).unwrap();
+        assert_eq!(got, Some((exe.clone(), vec![s(&exe), "1".into()])));
+        // The kernel's argv for a script: interpreter, its argument, script.
+        let got = static_program(&script, &[s(&script), "1".into()]).unwrap();
+        let argv = vec![s(&exe), "-x".into(), s(&script), "1".into()];
+        assert_eq!(got, Some((exe.clone(), argv)));
+        let sh = std::path::Path::new("/bin/sh");
+        assert_eq!(static_program(sh, &["/bin/sh".into()]).unwrap(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

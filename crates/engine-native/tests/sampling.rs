@@ -101,6 +101,7 @@ impl Scratch {
             ssc_once: false,
             likwid_markers: None,
             samples_dir: Some(self.samples()),
+            static_host: None,
         };
         let argv: Vec<String> = std::iter::once(exe.display().to_string())
             .chain(args.iter().map(|a| a.to_string()))

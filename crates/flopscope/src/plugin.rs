@@ -1,6 +1,7 @@
 //! Files the engines load into the counted program, embedded in the binary at
 //! build time and written out to a cache file on first use: the QEMU plugin,
-//! the exec shim, the native engine's runtime, the LIKWID marker functions.
+//! the exec shim, the native engine's runtime and its host of statically
+//! linked programs, the LIKWID marker functions.
 
 use anyhow::Result;
 use std::path::PathBuf;
@@ -10,6 +11,7 @@ static EXEC_SHIM: &[u8] = include_bytes!(env!("FLOPSCOPE_EXEC_SHIM_SO"));
 static NATIVE_RUNTIME: &[u8] = include_bytes!(env!("FLOPSCOPE_NATIVE_RUNTIME_SO"));
 static SAMPLER: &[u8] = include_bytes!(env!("FLOPSCOPE_SAMPLER_SO"));
 static LIKWID_MARKERS: &[u8] = include_bytes!(env!("FLOPSCOPE_LIKWID_MARKERS_SO"));
+static STATIC_HOST: &[u8] = include_bytes!(env!("FLOPSCOPE_STATIC_HOST_SO"));
 
 fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
@@ -25,7 +27,13 @@ fn cache_dir() -> PathBuf {
 /// content; other versions' copies unused for a month are removed) and
 /// returns its path.
 fn materialize(stem: &str, hash: &str, bytes: &[u8]) -> Result<PathBuf> {
-    let name = format!("{stem}-{}-{hash}.so", env!("CARGO_PKG_VERSION"));
+    materialize_as(stem, hash, ".so", bytes)
+}
+
+/// [`materialize`] with the name's suffix `ext`; an executable when `ext`
+/// is empty (written executable before it takes its name).
+fn materialize_as(stem: &str, hash: &str, ext: &str, bytes: &[u8]) -> Result<PathBuf> {
+    let name = format!("{stem}-{}-{hash}{ext}", env!("CARGO_PKG_VERSION"));
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
     for dir in [
@@ -37,8 +45,13 @@ fn materialize(stem: &str, hash: &str, bytes: &[u8]) -> Result<PathBuf> {
             mark_used(&p);
             return Ok(p);
         }
-        if std::fs::create_dir_all(&dir).is_ok() && flopscope_model::write_atomic(&p, bytes).is_ok()
-        {
+        let written = if ext.is_empty() {
+            std::fs::create_dir_all(&dir).is_ok() && write_executable(&p, bytes).is_ok()
+        } else {
+            std::fs::create_dir_all(&dir).is_ok()
+                && flopscope_model::write_atomic(&p, bytes).is_ok()
+        };
+        if written {
             remove_unused(&dir, stem, &name);
             return Ok(p);
         }
@@ -47,6 +60,20 @@ fn materialize(stem: &str, hash: &str, bytes: &[u8]) -> Result<PathBuf> {
         "cannot write {name} to {} or the temporary directory: make one writable, or set FLOPSCOPE_QEMU_PLUGIN to a copy of the plugin",
         cache_dir().display()
     )
+}
+
+/// Writes an executable file: a private name first, made executable, then
+/// renamed (another flopscope never finds it half-written or unexecutable).
+fn write_executable(p: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let name = p.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = p.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
+        .and_then(|()| std::fs::rename(&tmp, p))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 /// Another version's copy unused this long is removed. Copies in use stay:
@@ -110,6 +137,17 @@ pub fn native_runtime() -> Result<PathBuf> {
 /// The sampler preload library (time per function): the embedded copy.
 pub fn sampler() -> Result<PathBuf> {
     materialize("sampler", env!("FLOPSCOPE_SAMPLER_HASH"), SAMPLER)
+}
+
+/// The native engine's host of statically linked programs (an executable):
+/// the embedded copy.
+pub fn static_host() -> Result<PathBuf> {
+    materialize_as(
+        "static-host",
+        env!("FLOPSCOPE_STATIC_HOST_HASH"),
+        "",
+        STATIC_HOST,
+    )
 }
 
 /// LIKWID's marker functions on flopscope's markers (crates/markers/likwid),

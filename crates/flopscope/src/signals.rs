@@ -34,6 +34,16 @@ pub fn install() {
     }
 }
 
+/// SIGPIPE no longer kills flopscope (a write to a closed pipe fails with
+/// EPIPE instead). A handler, not SIG_IGN: the programs flopscope starts
+/// get the default action back when they exec, as they would alone.
+pub fn survive_broken_pipe() {
+    // SAFETY: the handler does nothing.
+    if let Err(e) = unsafe { signal_hook::low_level::register(libc::SIGPIPE, || {}) } {
+        eprintln!("flopscope: warning: cannot handle SIGPIPE: {e}");
+    }
+}
+
 /// The signal received so far, by name, if any.
 pub fn received() -> Option<String> {
     match RECEIVED.load(Ordering::SeqCst) {

@@ -1,7 +1,8 @@
 //! The hand-written transitions between the program's code in the cache and
 //! the runtime: dispatcher entry and exit, resuming a saved context (new
 //! threads, take-over), the raw `clone` of a new thread, `rt_sigreturn` on
-//! the program's stack, and the constructor stub that takes the program over.
+//! the program's stack, the start of a statically linked program, and the
+//! constructor stub that takes the program over.
 //!
 //! Dispatcher entry contract (`fs_enter`): cache code has stored the
 //! program's rax at gs:[SAVE_RAX] and put an exit descriptor's address in
@@ -39,10 +40,21 @@ extern "C" {
     /// gs:[APP_RSP]. Never returns.
     pub fn fs_resume(ctx: *const Context, target: u64) -> !;
     /// `clone(flags, newsp, ptid, ctid, tls)`; the child sets its gs base to
-    /// `child_gs` and resumes from its header's RESUME_CTX/RESUME_TARGET.
+    /// `child_gs` (and, in a static program, its `fs` to `tls` with
+    /// CLONE_SETTLS, else to its creator's: the creator runs the dispatcher
+    /// with the host's) and resumes from its header's RESUME_CTX/RESUME_TARGET.
     pub fn fs_clone(flags: u64, newsp: u64, ptid: u64, ctid: u64, tls: u64, child_gs: u64) -> i64;
-    /// `rt_sigreturn` with rsp = `frame`. Never returns.
+    /// `rt_sigreturn` with rsp = `frame` (a static program's `fs` set back
+    /// first: the kernel's frame does not hold it). Never returns.
     pub fn fs_sigreturn(frame: u64) -> !;
+    /// Starts a statically linked program as the kernel starts one: rsp =
+    /// `sp` (its argc), `fs` = gs:[APP_FS], the initial vector state, every
+    /// other register zero, flags 0x202; continues at the cache address
+    /// `target`. Never returns.
+    pub fn fs_start_program(sp: u64, target: u64) -> !;
+    /// Starts a statically linked program at `entry` natively, uncounted
+    /// (no gs needed): as `fs_start_program`, flags aside.
+    pub fn fs_start_native(sp: u64, entry: u64) -> !;
 }
 
 global_asm!(
@@ -132,10 +144,21 @@ fs_clone:
     pop r12
     ret
 2:
+    mov rbx, rdi
+    mov rbp, r8
     mov edi, 0x1001
     mov rsi, r12
     mov eax, 158
     syscall
+    cmp qword ptr gs:[0x98], 0
+    je 5f
+    test rbx, 0x80000
+    jz 6f
+    mov gs:[0x90], rbp
+6:
+    mov rsi, gs:[0x90]
+    call fs_set_fs
+5:
     mov rdi, gs:[0x58]
     mov rsi, gs:[0x60]
     jmp fs_resume
@@ -144,13 +167,110 @@ fs_clone:
     .type fs_sigreturn,@function
 fs_sigreturn:
     mov rsp, rdi
+    cmp qword ptr gs:[0x98], 0
+    je 1f
+    mov rsi, gs:[0x90]
+    call fs_set_fs
+1:
     mov eax, 15
     syscall
     ud2
+
+    .globl fs_start_program
+    .type fs_start_program,@function
+fs_start_program:
+    mov gs:[0x20], rsi
+    mov rbx, rdi
+    mov rsi, gs:[0x90]
+    call fs_set_fs
+    lea rcx, [rip + {init_xstate}]
+    mov eax, -1
+    mov edx, -1
+    xrstor64 [rcx]
+    mov rsp, rbx
+    xor eax, eax
+    xor ebx, ebx
+    xor ecx, ecx
+    xor edx, edx
+    xor esi, esi
+    xor edi, edi
+    xor ebp, ebp
+    xor r8d, r8d
+    xor r9d, r9d
+    xor r10d, r10d
+    xor r11d, r11d
+    xor r12d, r12d
+    xor r13d, r13d
+    xor r14d, r14d
+    xor r15d, r15d
+    push 0x202
+    popfq
+    jmp qword ptr gs:[0x20]
+
+    .globl fs_start_native
+    .type fs_start_native,@function
+fs_start_native:
+    mov rbx, rdi
+    mov r12, rsi
+    mov edi, 0x1002
+    xor esi, esi
+    mov eax, 158
+    syscall
+    lea rcx, [rip + {init_xstate}]
+    mov eax, -1
+    mov edx, -1
+    xrstor64 [rcx]
+    mov rsp, rbx
+    push r12
+    xor eax, eax
+    xor ebx, ebx
+    xor ecx, ecx
+    xor edx, edx
+    xor esi, esi
+    xor edi, edi
+    xor ebp, ebp
+    xor r8d, r8d
+    xor r9d, r9d
+    xor r10d, r10d
+    xor r11d, r11d
+    xor r12d, r12d
+    xor r13d, r13d
+    xor r14d, r14d
+    xor r15d, r15d
+    ret
+
+    .type fs_set_fs,@function
+fs_set_fs:
+    cmp byte ptr [rip + {fsgsbase}], 0
+    je 7f
+    wrfsbase rsi
+    ret
+7:
+    mov edi, 0x1002
+    mov eax, 158
+    syscall
+    ret
 "#,
     dispatch = sym crate::dispatch::fs_dispatch,
     xsavec = sym HAS_XSAVEC,
+    fsgsbase = sym crate::hostfs::HAS_FSGSBASE,
+    init_xstate = sym INIT_XSTATE,
 );
+
+/// The register state a program starts with after `execve`: XRSTOR of an
+/// area whose header asks for every component's initial state (x87 control
+/// word 0x37f, vector registers zero) and whose MXCSR is the initial 0x1f80
+/// (XRSTOR loads MXCSR from the legacy area even then; Intel SDM vol. 1,
+/// 13.8.1).
+#[repr(C, align(64))]
+pub struct InitXstate([u8; 576]);
+
+pub static INIT_XSTATE: InitXstate = {
+    let mut a = [0u8; 576];
+    a[24] = 0x80;
+    a[25] = 0x1f;
+    InitXstate(a)
+};
 
 /// 1 when the processor has XSAVEC (set at take-over): dispatcher entries
 /// then save only the register state in use (compacted form, which XRSTOR

@@ -5,7 +5,7 @@
 use crate::asm::Context;
 use crate::header;
 use crate::translate::{Exit, MemRef};
-use crate::{out, regions, signals, sys, syscalls, translator};
+use crate::{hostfs, loader, out, regions, signals, sys, syscalls, translator};
 use iced_x86::Register;
 
 /// Called by `fs_enter` on the dispatcher stack.
@@ -18,7 +18,19 @@ pub unsafe extern "C" fn fs_dispatch(
 ) -> u64 {
     // SAFETY: per the contract.
     let (ctx, exit) = unsafe { (&mut *ctx, &*exit) };
-    let masked = signals::block_in_dispatcher();
+    // Signals blocked first, then a static program's fs switched (hostfs.rs):
+    // the program's handlers never run with the host's.
+    let masked = match exit {
+        Exit::Syscall { .. } if hostfs::must_block(ctx.rax) => Some(hostfs::block()),
+        _ => signals::block_in_dispatcher(),
+    };
+    hostfs::enter();
+    let target = dispatch(ctx, exit, masked);
+    hostfs::leave();
+    target
+}
+
+fn dispatch(ctx: &mut Context, exit: &Exit, masked: Option<u64>) -> u64 {
     if debug() {
         crate::stats::add_entry();
         if std::env::var_os("FLOPSCOPE_NATIVE_DEBUG").is_some_and(|v| v == "2") {
@@ -38,7 +50,26 @@ pub unsafe extern "C" fn fs_dispatch(
             translator::lookup_or_translate(*target).inspect(|c| translator::link(*stub, *c))
         }
         Exit::IblMiss => translator::lookup_indirect(gs_word(header::IBL_TARGET)),
-        Exit::Syscall { next } => syscalls::handle(ctx, *next, masked),
+        Exit::Syscall { next } => match static_syscall(ctx) {
+            Some(ret) => {
+                ctx.rax = ret as u64;
+                ctx.rcx = *next;
+                ctx.r11 = ctx.rflags;
+                translator::lookup_or_translate(*next)
+            }
+            None => {
+                let in_host = loader::exec_in_host(ctx);
+                let fork_tls = hostfs::fork_tls(ctx);
+                let r = syscalls::handle(ctx, *next, masked);
+                if let Some(exec) = in_host {
+                    exec.restore(ctx);
+                }
+                if let Some(tls) = fork_tls {
+                    hostfs::forked_with_tls(ctx, tls);
+                }
+                r
+            }
+        },
         Exit::Marker { kind, next, mem } => {
             let at = address(ctx, mem);
             let mut name = [0u8; 64];
@@ -64,6 +95,25 @@ pub unsafe extern "C" fn fs_dispatch(
             signals::fs_unmask_and_go as *const () as u64
         }
         None => target,
+    }
+}
+
+/// The system calls a statically linked program makes that the runtime
+/// answers itself (`None`: performed as for any program): `brk` on the
+/// runtime's heap (loader.rs), `arch_prctl` on `fs` (hostfs.rs); a thread's
+/// `exit` frees its host thread block for a later thread.
+fn static_syscall(ctx: &Context) -> Option<i64> {
+    if !hostfs::on() {
+        return None;
+    }
+    match ctx.rax as i64 {
+        libc::SYS_brk => Some(loader::brk(ctx.rdi) as i64),
+        libc::SYS_arch_prctl => hostfs::arch_prctl(ctx.rdi, ctx.rsi),
+        libc::SYS_exit => {
+            hostfs::retire();
+            None
+        }
+        _ => None,
     }
 }
 

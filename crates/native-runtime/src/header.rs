@@ -7,6 +7,7 @@
 //! gs:[0x00]            the thread (its `Thread`)
 //! gs:[0x08..0x30]      scratch words of cache code (saved rax, rcx, flags, jump target, rcx before a REP)
 //! gs:[0x30..0x90]      app rsp at dispatcher entry, dispatcher stack, xsave area, IBL table, resume words, signal words
+//! gs:[0x90..0xa0]      a static program's fs while in the runtime, and the host's (hostfs.rs)
 //! gs:[COUNTERS + 8*s]  counter slot s (block executions, active lanes, REP iterations)
 //! ```
 
@@ -34,6 +35,12 @@ pub const MASK: i32 = 0x80;
 /// The end of the thread's xsave areas (signal entries move XSAVE down the
 /// areas, one per nesting level, up to this).
 pub const XSAVE_LIMIT: i32 = 0x88;
+/// The program's `fs` base while the thread runs the runtime (statically
+/// linked programs only; see hostfs.rs). Copied between banks.
+pub const APP_FS: i32 = 0x90;
+/// The host thread block the runtime uses on this thread as `fs`; 0 for a
+/// dynamically linked program (no switch).
+pub const HOST_FS: i32 = 0x98;
 /// Header words copied when `gs` moves to another bank of the same thread.
 pub const KEPT: std::ops::Range<usize> = 0..0x78;
 

@@ -5,7 +5,10 @@
 //!
 //! Where things are:
 //! - `lib.rs`: take-over, from the library's constructor (`fs_init_stub`):
-//!   execution continues in the cache at the constructor's return address.
+//!   execution continues in the cache at the constructor's return address;
+//!   in the host of a statically linked program, [`loader`] maps that
+//!   program and it starts in the cache at its entry point, [`hostfs`]
+//!   giving the runtime the host's `fs` on its threads.
 //! - [`translate`]: one block: decode (iced-x86), classify (`flopscope-isa`),
 //!   instrument, exits; [`emit`]: the added instructions; [`slots`]: what
 //!   each counter slot stands for; [`translator`]: the shared state (blocks,
@@ -17,7 +20,8 @@
 //!   [`signals`]; [`regions`]: markers and SSC marks, [`region_times`]: their wall times; [`thread`],
 //!   [`header`]: per-thread state behind `gs`; [`out`]: the counter file;
 //!   [`alloc`]: the runtime's allocator; [`sys`]: raw system calls;
-//!   [`attribution`]: the code table and block counters written beside the
+//!   [`written_code`]: code written at run time followed (pages
+//!   protected, blocks invalidated); [`attribution`]: the code table and block counters written beside the
 //!   counter file, for functions, loops and lines.
 //! - [`sampling`]: the counted run's program counter sampled on CPU-time
 //!   timers (time per function), mapped back from the cache by
@@ -34,6 +38,8 @@ pub mod cpu;
 pub mod dispatch;
 pub mod emit;
 pub mod header;
+pub mod hostfs;
+pub mod loader;
 pub mod out;
 pub mod region_times;
 pub mod regions;
@@ -76,6 +82,9 @@ fs_init_stub:
     push r14
     push r15
     sub rsp, 8
+    mov rcx, rdx
+    mov rdx, rsi
+    mov rsi, rdi
     lea rdi, [rsp + 56]
     call {takeover}
     add rsp, 8
@@ -106,41 +115,79 @@ pub const NO_FOLLOW_ENV: &str = "FLOPSCOPE_NATIVE_NO_FOLLOW";
 pub const SAMPLES_ENV: &str = "FLOPSCOPE_NATIVE_SAMPLES";
 
 /// Sets the engine up and returns the cache address of the constructor's
-/// return address (0: run natively, uncounted).
+/// return address (0: run natively, uncounted). In a host of a statically
+/// linked program ([`loader`]), starts that program instead (counted, or
+/// uncounted if the engine does not start) and does not return, unless
+/// the program cannot be loaded (0: the host says so and exits).
 ///
 /// # Safety
-/// Called once, by `fs_init_stub`, with the address of its return address.
-pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
-    let Some(path) = std::env::var_os(OUT_ENV) else {
-        return 0;
+/// Called once, by `fs_init_stub`, with the address of its return address
+/// and the arguments the dynamic loader passes constructors (argc, argv,
+/// envp: the kernel's initial arrays).
+pub unsafe extern "C" fn fs_takeover(
+    ret_slot: *const u64,
+    argc: i64,
+    argv: *mut *mut u8,
+    envp: *mut *mut u8,
+) -> u64 {
+    // SAFETY: per the contract.
+    let program = unsafe { loader::requested(argc, argv, envp) };
+    let counted = match std::env::var_os(OUT_ENV) {
+        Some(path) => take_over(&path.to_string_lossy(), ret_slot, program.as_ref()),
+        None => Err(None),
     };
-    let path = path.to_string_lossy().into_owned();
+    match counted {
+        Ok(target) => target,
+        Err(why) => {
+            if let Some(e) = why {
+                sys::write_all(
+                    2,
+                    format!("flopscope: the native engine did not start: {e}\n").as_bytes(),
+                );
+            }
+            if let Some(req) = program {
+                run_uncounted(&req);
+            }
+            0
+        }
+    }
+}
+
+/// The take-over; `Err(None)`: not to be counted (an exec'd program under
+/// `--no-follow`), `Err(Some(why))`: the engine could not start. A static
+/// program (`program`) is started from here and never returns `Ok`.
+fn take_over(
+    path: &str,
+    ret_slot: *const u64,
+    program: Option<&loader::Request>,
+) -> Result<u64, Option<String>> {
     let t0 = stats::now();
     stats::started();
-    let fail = |e: String| {
-        sys::write_all(
-            2,
-            format!("flopscope: the native engine did not start: {e}\n").as_bytes(),
-        );
-        0
-    };
-    if let Err(e) = out::attach(&path) {
-        if e == out::NOT_FOLLOWED {
-            return 0;
-        }
-        return fail(e);
+    if let Err(e) = out::attach(path) {
+        return Err((e != out::NOT_FOLLOWED).then_some(e));
+    }
+    let started = start(t0, ret_slot, program);
+    if let Err(e) = &started {
+        // Attached: the report says why nothing (more) was counted.
+        let why = format!("the engine did not start ({e}); the program ran uncounted, if at all");
+        out::note_unsupported(0, &why);
+        out::flush(false);
+    }
+    started.map_err(Some)
+}
+
+/// The take-over once the counter file is attached.
+fn start(t0: u64, ret_slot: *const u64, program: Option<&loader::Request>) -> Result<u64, String> {
+    if program.is_some() {
+        hostfs::init();
+        syscalls::SPECIAL[libc::SYS_brk as usize].store(1, std::sync::atomic::Ordering::Relaxed);
     }
     asm::detect_xsavec();
     regions::init_ssc();
-    if let Err(e) = translator::init() {
-        return fail(e);
-    }
-    let Some(th) = thread::create(sys::gettid()) else {
-        return fail("no memory for the first thread".into());
-    };
-    let Some(bank) = th.bank(0) else {
-        return fail("no memory for counters".into());
-    };
+    translator::init()?;
+    let image = program.map(|p| loader::map(&p.path)).transpose()?;
+    let th = thread::create(sys::gettid()).ok_or("no memory for the first thread")?;
+    let bank = th.bank(0).ok_or("no memory for counters")?;
     sys::set_gs(bank as u64);
     if dispatch::debug() {
         sys::write_all(
@@ -158,10 +205,32 @@ pub unsafe extern "C" fn fs_takeover(ret_slot: *const u64) -> u64 {
             sampling::warn(&e);
         }
     }
-    // SAFETY: the stub passes the address of its return address.
-    let ret = unsafe { *ret_slot };
-    match translator::lookup_or_translate(ret) {
-        Ok(c) => c,
-        Err(e) => fail(e),
+    let (Some(req), Some(image)) = (program, image) else {
+        // SAFETY: the stub passes the address of its return address.
+        let ret = unsafe { *ret_slot };
+        return translator::lookup_or_translate(ret);
+    };
+    let target = translator::lookup_or_translate(image.entry)?;
+    // SAFETY: the host's initial stack, which the host never reads again.
+    unsafe { loader::prepare(req, &image)? };
+    // SAFETY: the program's initial stack and the cache copy of its entry.
+    unsafe { asm::fs_start_program(req.sp, target) }
+}
+
+/// Runs the static program of `req` uncounted (the engine did not start,
+/// or the program was exec'd under `--no-follow`); returns only if it
+/// cannot be loaded.
+fn run_uncounted(req: &loader::Request) {
+    let started: Result<(), String> = loader::map(&req.path).and_then(|image| {
+        // SAFETY: as in `take_over`.
+        unsafe { loader::prepare(req, &image)? };
+        // SAFETY: the program's initial stack and entry point.
+        unsafe { asm::fs_start_native(req.sp, image.entry) }
+    });
+    if let Err(e) = started {
+        sys::write_all(
+            2,
+            format!("flopscope: cannot start {}: {e}\n", req.path.display()).as_bytes(),
+        );
     }
 }

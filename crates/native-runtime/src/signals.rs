@@ -92,7 +92,7 @@ fs_segv_entry:
     add rsp, 24
     ret
 "#,
-    write_fault = sym crate::written_code::fs_code_write_fault,
+    write_fault = sym crate::hostfs::code_write_fault,
     segv_next = sym segv_next,
 );
 
@@ -449,6 +449,7 @@ pub fn install_fatal() {
 }
 
 extern "C" fn fatal_handler(sig: i32, _info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
+    crate::hostfs::use_host_fs();
     static ONCE: AtomicBool = AtomicBool::new(false);
     if !ONCE.swap(true, Ordering::AcqRel) {
         out::note_end(flopscope_counter_file::layout::ProcessEnd::Signal(sig));

@@ -141,6 +141,34 @@ pub fn read_self(addr: u64, buf: &mut [u8]) -> usize {
     done
 }
 
+/// Writes `data` into this process's memory at `addr` without faulting;
+/// returns how many bytes were written.
+pub fn write_self(addr: u64, data: &[u8]) -> usize {
+    let local = libc::iovec {
+        iov_base: data.as_ptr() as *mut libc::c_void,
+        iov_len: data.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: data.len(),
+    };
+    // SAFETY: the kernel checks the remote range; the local one is ours.
+    let k = unsafe {
+        syscall6(
+            libc::SYS_process_vm_writev as u64,
+            [
+                getpid(),
+                &local as *const _ as u64,
+                1,
+                &remote as *const _ as u64,
+                1,
+                0,
+            ],
+        )
+    };
+    k.max(0) as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

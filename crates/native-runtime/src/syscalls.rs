@@ -21,15 +21,16 @@ use crate::header;
 use crate::sys::syscall6;
 use crate::{out, sampling, signals, thread, translator};
 use flopscope_counter_file::layout::ProcessEnd;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 const CLONE_VM: u64 = 0x100;
 const CLONE_VFORK: u64 = 0x4000;
 
 /// System calls the cache sends to the dispatcher (the others run in the
-/// cache): 1 at a system call's number.
-pub static SPECIAL: [u8; 512] = {
-    let mut t = [0u8; 512];
+/// cache): 1 at a system call's number (`brk` too, for a static program:
+/// loader.rs).
+pub static SPECIAL: [AtomicU8; 512] = {
+    let mut t = [const { AtomicU8::new(0) }; 512];
     let nrs = [
         libc::SYS_clone,
         libc::SYS_clone3,
@@ -50,7 +51,7 @@ pub static SPECIAL: [u8; 512] = {
     ];
     let mut i = 0;
     while i < nrs.len() {
-        t[nrs[i] as usize] = 1;
+        t[nrs[i] as usize] = AtomicU8::new(1);
         i += 1;
     }
     t
@@ -86,14 +87,18 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
             raw(nr, a)
         }
         libc::SYS_exit => {
-            if thread::LIVE.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let last = thread::LIVE.fetch_sub(1, Ordering::AcqRel) == 1;
+            if last {
                 out::note_end(ProcessEnd::Exited((a[0] & 0xff) as i32));
                 out::flush(true);
                 sampling::finish(true);
             } else {
                 sampling::thread_exit();
             }
-            raw(nr, a)
+            // A static program's last thread ends the process: the host
+            // threads parked for the others (hostfs.rs) would outlive it.
+            let group = last && crate::hostfs::on();
+            raw(if group { libc::SYS_exit_group } else { nr }, a)
         }
         libc::SYS_execve | libc::SYS_execveat => {
             out::note_end(ProcessEnd::Exec);

@@ -28,6 +28,9 @@ pub struct Thread {
     pub xsave: u64,
     /// Bottom of the stack where signal entries save scratch words.
     pub sigsave: u64,
+    /// The host thread block the runtime uses as `fs` on this thread (a
+    /// statically linked program; 0 otherwise: see hostfs.rs).
+    pub host_fs: u64,
 }
 
 static THREADS: [AtomicPtr<Thread>; MAX_THREADS] =
@@ -57,6 +60,17 @@ pub fn create(tid: u64) -> Option<&'static Thread> {
     let dstack = sys::map_anon(DSTACK_BYTES, false)?;
     let xsave = sys::map_anon(XSAVE_BYTES * XSAVE_LEVELS, false)?;
     let sigsave = sys::map_anon(SIGSAVE_BYTES, false)?;
+    // A static program's thread: the first is the host's main thread (its
+    // block is the current fs); the others get one of their own, and start
+    // with their creator's fs unless `clone` sets theirs (asm.rs).
+    let (host_fs, app_fs) = match (crate::hostfs::on(), index) {
+        (false, _) => (0, 0),
+        (true, 0) => (crate::hostfs::current(), 0),
+        (true, _) => (
+            crate::hostfs::new_block()?,
+            crate::dispatch::gs_word(header::APP_FS),
+        ),
+    };
     let t = Box::new(Thread {
         index: index as u32,
         tid,
@@ -66,9 +80,12 @@ pub fn create(tid: u64) -> Option<&'static Thread> {
         dstack_top: dstack as u64 + DSTACK_BYTES as u64 - 64,
         xsave: xsave as u64,
         sigsave: sigsave as u64,
+        host_fs,
     });
     let t: &'static Thread = Box::leak(t);
-    t.bank(0)?;
+    let bank = t.bank(0)?;
+    // SAFETY: the header of the bank just mapped.
+    unsafe { *(bank.add(header::APP_FS as usize) as *mut u64) = app_fs };
     THREADS[index].store(t as *const Thread as *mut Thread, Ordering::Release);
     LIVE.fetch_add(1, Ordering::AcqRel);
     Some(t)
@@ -94,6 +111,7 @@ impl Thread {
             *words.add(header::XSAVE_LIMIT as usize / 8) =
                 self.xsave + ((XSAVE_LEVELS - 1) * XSAVE_BYTES) as u64;
             *words.add(header::BANK_SELF as usize / 8) = b as u64;
+            *words.add(header::HOST_FS as usize / 8) = self.host_fs;
         }
         slot.store(b, Ordering::Release);
         Some(b)
@@ -127,8 +145,13 @@ impl Thread {
             unsafe {
                 std::ptr::copy_nonoverlapping(current, next, header::KEPT.end);
             }
-            // SAFETY: the bank's own address word, within its header.
-            unsafe { *(next.add(header::BANK_SELF as usize) as *mut u64) = next as u64 };
+            // SAFETY: the bank's own address word and the program's fs,
+            // within both headers.
+            unsafe {
+                *(next.add(header::BANK_SELF as usize) as *mut u64) = next as u64;
+                *(next.add(header::APP_FS as usize) as *mut u64) =
+                    *(current.add(header::APP_FS as usize) as *const u64);
+            }
             sys::set_gs(next as u64);
         }
         self.state.store(state, Ordering::Release);

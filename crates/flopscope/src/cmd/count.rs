@@ -289,6 +289,7 @@ fn engine(
                     && !a.stop_mark.is_some_and(|m| m.repeat),
                 likwid_markers: likwid_markers(&a.command)?,
                 samples_dir,
+                static_host: Some(plugin::static_host()?),
             },
         }),
         EngineKind::Perf => {
@@ -319,6 +320,9 @@ fn engine(
 }
 
 pub fn run(a: CountArgs) -> Result<i32> {
+    // A closed standard output must not kill flopscope with its work
+    // directory in /dev/shm: the report's write fails, and it is kept.
+    crate::signals::survive_broken_pipe();
     program::qemu_argv(&a.command)?;
     if a.engine == EngineKind::Perf && a.start_mark.is_some() {
         anyhow::bail!("--start-mark/--stop-mark need the emulate or native engine (the perf engine reads whole-program counters)");

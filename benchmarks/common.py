@@ -1,0 +1,77 @@
+"""Helpers shared by the benchmark scripts' inline Python (imported with
+`sys.path.insert(0, "benchmarks")` from the repository's root).
+
+- `hold_pm_qos()`: a CPU wake-up latency request of 0 for the whole run.
+- `wall(cmd, env)`: wall seconds of one command, its output discarded.
+- `spread(xs)`: (min, median, max); `gm(xs)`: geometric mean.
+- `machine()`: lines of machine metadata for a results header.
+"""
+import math
+import os
+import platform
+import signal
+import statistics
+import struct
+import subprocess
+import time
+
+
+def hold_pm_qos():
+    """Asks for CPU wake-up latency 0 for as long as the returned file stays
+    open (the kernel's PM QoS interface, /dev/cpu_dma_latency; needs root):
+    idle CPUs then stay out of deep idle states, and a thread woken on an
+    idle vCPU does not wait a scheduler tick. NO_PM_QOS=1 skips it.
+    Returns (file or None, a phrase for the header)."""
+    if os.environ.get("NO_PM_QOS"):
+        return None, "not held (NO_PM_QOS set)"
+    try:
+        f = open("/dev/cpu_dma_latency", "wb", buffering=0)
+        f.write(struct.pack("i", 0))
+        return f, "held at 0 us (/dev/cpu_dma_latency)"
+    except OSError as e:
+        return None, f"not held ({e.strerror}: /dev/cpu_dma_latency needs root)"
+
+
+def wall(cmd, env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=None):
+    """(wall seconds, exit status) of one run of cmd. With a timeout, a run
+    still going then is stopped with its whole process group (an MPI
+    launcher's ranks included), SIGTERM first so that launchers and
+    compiler drivers remove their temporary files, and the status is None."""
+    s = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=stderr, start_new_session=timeout is not None)
+    try:
+        rc = p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGTERM)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        rc = None
+    return time.perf_counter() - s, rc
+
+
+def spread(xs):
+    """(min, median, max)."""
+    return min(xs), statistics.median(xs), max(xs)
+
+
+def gm(xs):
+    return math.exp(sum(map(math.log, xs)) / len(xs))
+
+
+def machine():
+    """CPU model, threads, kernel, load average: lines for a results header."""
+    info = {}
+    for line in open("/proc/cpuinfo"):
+        k, _, v = line.partition(":")
+        info.setdefault(k.strip(), v.strip())
+    flags = set(info.get("flags", "").split())
+    isa = [f for f in ("avx2", "fma", "avx512f") if f in flags]
+    load = " ".join(open("/proc/loadavg").read().split()[:3])
+    return [
+        f"cpu: {info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}), "
+        f"{os.cpu_count()} threads, {' '.join(isa)}",
+        f"kernel: {platform.system()} {platform.release()}; load average at start: {load}",
+    ]
