@@ -57,6 +57,7 @@ target=${CARGO_TARGET_DIR:-target}
 cargo build --release -q -p flopscope
 fs=$target/release/flopscope
 work=$target/general-code; mkdir -p "$work" benchmarks/results
+rm -f "$work"/vgdb-pipe-*  # left by valgrind runs stopped in an earlier run
 cflags_triad="-O3 -mavx2 -mfma -fopenmp"
 cflags_heat="-O2"
 gcc $cflags_triad -o "$work/omp_triad" benchmarks/kernels/omp_triad.c
@@ -154,7 +155,8 @@ print(f"# flopscope {rev}, cargo build --release; kernels: omp_triad gcc {cflags
 print(f"# {versions}")
 print("# NOISE: a 2-vCPU virtual machine, shared with other builds and test runs while this ran: the medians")
 print("# and maxima carry their load, the minimums least so; compare minimums, and rerun before concluding.")
-print(f"# {reps} repeats, alone / flopscope count --engine native / valgrind --tool=none -q --trace-children=yes")
+print(f"# {reps} repeats, alone / flopscope count --engine native / valgrind --tool=none -q --trace-children=yes (FIFOs under")
+print("# the work folder: --vgdb-prefix)")
 print(f"# alternating per program; wall seconds min median max. A valgrind run is stopped after {cap:.0f} s or twice")
 print("# that round's native command, whichever is longer (shown as > limit).")
 print("# native: the whole `flopscope count --engine native -o report.json -- PROGRAM` command (MPI: under mpirun,")
@@ -196,7 +198,8 @@ for name, cmd, extra, kernel, mpi in SUITE:
             if os.path.exists(p):
                 os.remove(p)
         if not stopped_at:
-            vcmd = ["valgrind", "--tool=none", "-q", "--trace-children=yes"]
+            # Its gdbserver FIFOs in the work folder: a stopped run leaves them behind.
+            vcmd = ["valgrind", "--tool=none", "-q", "--trace-children=yes", f"--vgdb-prefix={work}/vgdb"]
             limit = max(cap, 2 * t["native"][-1] if t["native"] else 0)
             w, vrc = wall((mpirun + vcmd + cmd) if mpi else (vcmd + cmd), env, timeout=limit)
             if vrc is None:
