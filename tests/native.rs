@@ -735,6 +735,27 @@ fn code_written_rewritten_and_remapped_at_run_time_is_counted_as_it_runs() {
 }
 
 #[test]
+fn a_program_changing_its_environment_while_threads_enter_the_runtime_runs_on() {
+    let exe = build("native/setenv_threads.c", &["-O2", "-pthread"]);
+    let n = 20_000u64;
+    // The debugging output reads its setting at every dispatcher entry:
+    // the case that once read the environment as the program rewrote it.
+    let run = count_with(
+        "native",
+        &exe,
+        &[n.to_string()],
+        &[("FLOPSCOPE_NATIVE_DEBUG", "1")],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.expect("a report");
+    assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+    let mut f = Failures::default();
+    let e = Expect::new().insn("fp64", 64, 1, "add", n, 1).op("add", n);
+    f.expect(&format!("setenv_threads {n}"), &r, &e);
+    f.assert_none();
+}
+
+#[test]
 fn code_written_by_one_thread_while_another_runs_it_is_counted() {
     let exe = build("native/smc_threads.c", &["-O2", "-pthread"]);
     let n = 2000u64;

@@ -33,7 +33,7 @@ pub unsafe extern "C" fn fs_dispatch(
 fn dispatch(ctx: &mut Context, exit: &Exit, masked: Option<u64>) -> u64 {
     if debug() {
         crate::stats::add_entry();
-        if std::env::var_os("FLOPSCOPE_NATIVE_DEBUG").is_some_and(|v| v == "2") {
+        if every_entry() {
             let t = format!(
                 "[fs] +{:.3} ms tid {} exit {:?} rsp={:#x} rax={:#x}\n",
                 crate::stats::since_start() as f64 / 1e6,
@@ -120,15 +120,29 @@ fn static_syscall(ctx: &Context) -> Option<i64> {
 /// `FLOPSCOPE_NATIVE_DEBUG` set: a summary of the translation work on
 /// stderr at exit; `=2`: every dispatcher entry too.
 pub fn debug() -> bool {
+    debug_level() > 0
+}
+
+fn every_entry() -> bool {
+    debug_level() == 2
+}
+
+/// Read once, at the take-over (`fs_takeover` asks first): the program may
+/// change its environment later, from any thread, while the dispatcher runs.
+fn debug_level() -> u8 {
     use std::sync::atomic::{AtomicU8, Ordering};
-    static ON: AtomicU8 = AtomicU8::new(2);
-    match ON.load(Ordering::Relaxed) {
-        2 => {
-            let on = std::env::var_os("FLOPSCOPE_NATIVE_DEBUG").is_some();
-            ON.store(on as u8, Ordering::Relaxed);
-            on
+    static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
+    match LEVEL.load(Ordering::Relaxed) {
+        u8::MAX => {
+            let level = match std::env::var_os("FLOPSCOPE_NATIVE_DEBUG") {
+                None => 0,
+                Some(v) if v == "2" => 2,
+                Some(_) => 1,
+            };
+            LEVEL.store(level, Ordering::Relaxed);
+            level
         }
-        v => v == 1,
+        v => v,
     }
 }
 

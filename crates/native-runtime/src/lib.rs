@@ -184,6 +184,11 @@ fn start(t0: u64, ret_slot: *const u64, program: Option<&loader::Request>) -> Re
     }
     asm::detect_xsavec();
     regions::init_ssc();
+    // Settings from the environment, read now, while one thread runs: the
+    // program may change its environment later from any thread.
+    attribution::enabled();
+    dispatch::debug();
+    region_times::dir();
     translator::init()?;
     let image = program.map(|p| loader::map(&p.path)).transpose()?;
     let th = thread::create(sys::gettid()).ok_or("no memory for the first thread")?;

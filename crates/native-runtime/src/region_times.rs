@@ -103,10 +103,17 @@ fn lines(pid: u64) -> String {
     text
 }
 
+/// Where the times files go ([`ENV`]), read once: at the take-over, before
+/// the program can change its environment.
+pub fn dir() -> Option<&'static std::ffi::OsString> {
+    static DIR: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| std::env::var_os(ENV)).as_ref()
+}
+
 /// Replaces this process image's times file (when the CLI asked for times
 /// and a region was entered).
 pub fn write() {
-    let Some(dir) = std::env::var_os(ENV) else {
+    let Some(dir) = dir() else {
         return;
     };
     if regions().is_empty() {
