@@ -15,11 +15,8 @@ const PYTHON: &str = "/usr/bin/python3";
 const LUAJIT: &str = "/usr/bin/luajit";
 
 fn libmarks() -> PathBuf {
-    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../markers/include");
-    build(
-        "jit/marks.c",
-        &["-shared", "-fPIC", "-O2", "-I", include.to_str().unwrap()],
-    )
+    let include = crate::support::engines::markers_include();
+    build("jit/marks.c", &["-shared", "-fPIC", "-O2", "-I", &include])
 }
 
 fn script(name: &str) -> String {

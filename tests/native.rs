@@ -18,6 +18,7 @@
 //! a processor without it is checked everywhere (the feature hidden where
 //! present).
 
+use crate::support::engines::{markers_include, with_region, FLOP_KEYS, REGION_KEYS};
 use crate::support::*;
 use serde_json::Value;
 use std::path::Path;
@@ -27,45 +28,6 @@ const SSE3: &[&str] = &["-O2", "-msse3"];
 const SSE41: &[&str] = &["-O2", "-msse4.1"];
 const AVX512: &[&str] = &["-O3", "-march=x86-64-v4", "-mprefer-vector-width=512"];
 const BIND_NOW: (&str, &str) = ("LD_BIND_NOW", "1");
-
-/// Whole-program keys compared between engines (bytes differ outside the
-/// region: the loader's work before the native engine takes over).
-const FLOP_KEYS: [&str; 5] = [
-    "flop",
-    "flop_by_op",
-    "flop_by_width",
-    "fp_elements",
-    "fp_instructions",
-];
-/// Region keys compared between engines: all but `instructions` (QEMU counts
-/// a REP string once per iteration, the native engine once).
-const REGION_KEYS: [&str; 8] = [
-    "entries",
-    "flop",
-    "flop_by_op",
-    "flop_by_width",
-    "fp_elements",
-    "fp_instructions",
-    "bytes",
-    "mem_accesses",
-];
-
-fn markers_include() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../markers/include")
-        .display()
-        .to_string()
-}
-
-fn with_region(flags: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
-    v.extend([
-        "-DWHOLE_REGION".to_string(),
-        "-I".to_string(),
-        markers_include(),
-    ]);
-    v
-}
 
 fn region<'a>(r: &'a Report, name: &str) -> Option<&'a Value> {
     r.0["regions"]

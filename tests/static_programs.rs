@@ -13,6 +13,7 @@
 //! ones) behave as for dynamic programs; `--engine auto` picks the native
 //! engine.
 
+use crate::support::engines::{with_region, FLOP_KEYS, REGION_KEYS};
 use crate::support::*;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -26,38 +27,6 @@ const STATIC_FMA: &[&str] = &["-O2", "-mavx2", "-mfma", "-static"];
 const STATIC_PIE: &[&str] = &["-O2", "-mavx2", "-mfma", "-static-pie"];
 /// Set: the runtime switches `fs` with `arch_prctl`, not `wrfsbase`.
 const NO_FSGSBASE: (&str, &str) = ("FLOPSCOPE_NATIVE_NO_FSGSBASE", "1");
-/// Whole-program keys compared between the engines.
-const FLOP_KEYS: [&str; 5] = [
-    "flop",
-    "flop_by_op",
-    "flop_by_width",
-    "fp_elements",
-    "fp_instructions",
-];
-/// Keys of the `program` region compared between the engines (all but
-/// `instructions`: QEMU counts a REP string once per iteration).
-const REGION_KEYS: [&str; 8] = [
-    "entries",
-    "flop",
-    "flop_by_op",
-    "flop_by_width",
-    "fp_elements",
-    "fp_instructions",
-    "bytes",
-    "mem_accesses",
-];
-
-/// `flags` plus kernel.h's `program` region (flopscope.h's markers).
-fn with_region(flags: &[&str]) -> Vec<String> {
-    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../markers/include");
-    let mut v: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
-    v.extend([
-        "-DWHOLE_REGION".into(),
-        "-I".into(),
-        include.display().to_string(),
-    ]);
-    v
-}
 
 fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()

@@ -9,6 +9,7 @@
 #![allow(dead_code)] // each test module uses its own subset
 
 pub mod cpu;
+pub mod engines;
 pub mod sums;
 
 use serde_json::Value;
