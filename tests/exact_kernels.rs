@@ -147,16 +147,7 @@ fn sqrt_and_divide_loops() {
 #[test]
 fn fma_chains_count_two_per_lane() {
     let n = 1000;
-    let k = |i: u64| n + i;
-    let e = Expect::new()
-        .insn("fp64", 256, 4, "fma", k(0) + k(1), 8)
-        .insn("fp32", 256, 8, "fma", k(2), 16)
-        .insn("fp64", 128, 2, "fma", k(3), 4)
-        .insn("fp32", 128, 4, "fma", k(4), 8)
-        .insn("fp64", 64, 1, "fma", k(5), 2)
-        .insn("fp32", 32, 1, "fma", k(6), 2);
-    let total = e.total();
-    let e = e.op("fma", total);
+    let e = Expect::fma_chains(n);
     let exe = build("fma.c", AVX2_FMA);
     let mut f = Failures::default();
     f.expect(

@@ -18,7 +18,7 @@
 //! a processor without it is checked everywhere (the feature hidden where
 //! present).
 
-use crate::support::engines::{markers_include, with_region, FLOP_KEYS, REGION_KEYS};
+use crate::support::engines::{differences, markers_include, region, with_region, FLOP_KEYS};
 use crate::support::*;
 use serde_json::Value;
 use std::path::Path;
@@ -28,13 +28,6 @@ const SSE3: &[&str] = &["-O2", "-msse3"];
 const SSE41: &[&str] = &["-O2", "-msse4.1"];
 const AVX512: &[&str] = &["-O3", "-march=x86-64-v4", "-mprefer-vector-width=512"];
 const BIND_NOW: (&str, &str) = ("LD_BIND_NOW", "1");
-
-fn region<'a>(r: &'a Report, name: &str) -> Option<&'a Value> {
-    r.0["regions"]
-        .as_array()?
-        .iter()
-        .find(|g| g["name"] == name)
-}
 
 /// Runs one kernel under both engines and lists every difference.
 fn compare(
@@ -67,26 +60,7 @@ fn compare_runs(
     if e.flop("total") == 0 {
         out.push(format!("{what}: the kernel did no FLOP (bad arguments?)"));
     }
-    for k in FLOP_KEYS {
-        if e.0[k] != n.0[k] {
-            out.push(format!("{what}: {k}: emulate {} native {}", e.0[k], n.0[k]));
-        }
-    }
-    if region_too {
-        match (region(&e, "program"), region(&n, "program")) {
-            (Some(re), Some(rn)) => {
-                for k in REGION_KEYS {
-                    if re[k] != rn[k] {
-                        out.push(format!(
-                            "{what}: region program {k}: emulate {} native {}",
-                            re[k], rn[k]
-                        ));
-                    }
-                }
-            }
-            _ => out.push(format!("{what}: region \"program\" missing")),
-        }
-    }
+    out.extend(differences(what, &e, &n, region_too));
     out
 }
 

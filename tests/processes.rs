@@ -5,21 +5,9 @@
 //! the job's regions gather the children's, and `report --diff` writes JSON
 //! and CSV.
 
-use crate::support::{build, count_ok_with, count_with, kernel_dir, Report};
+use crate::support::{build, count_ok_with, count_with, kernel_dir};
 
 const ENGINES: [&str; 2] = ["emulate", "native"];
-
-fn child_flop(r: &Report) -> Vec<u64> {
-    let mut v: Vec<u64> = r.0["processes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["flop"]["total"].as_u64().unwrap())
-        .filter(|f| *f > 0)
-        .collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn a_forked_child_and_its_parent_are_both_counted() {
@@ -29,7 +17,7 @@ fn a_forked_child_and_its_parent_are_both_counted() {
         // Parent 300 multiplies, child 700: the job 1000; the child is listed.
         assert_eq!(r.flop("total"), 1000, "{engine}");
         assert_eq!(r.flop_by_op()["mul"], 1000, "{engine}");
-        assert_eq!(child_flop(&r), vec![700], "{engine}");
+        assert_eq!(r.child_flop(), vec![700], "{engine}");
     }
 }
 
@@ -41,7 +29,7 @@ fn a_script_s_programs_are_followed_through_exec() {
     for engine in ENGINES {
         let r = count_ok_with(engine, &script, &args, &[]);
         assert_eq!(r.flop("total"), 4000, "{engine}: {}", r.summary());
-        assert_eq!(child_flop(&r), vec![1000, 3000], "{engine}");
+        assert_eq!(r.child_flop(), vec![1000, 3000], "{engine}");
     }
 }
 

@@ -7,6 +7,7 @@
 //!
 //! Self-contained: builds and runs its programs with its own helpers below.
 
+use crate::support::engines::REGION_KEYS;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -824,17 +825,7 @@ fn every_kind_of_marker_counts_the_same_under_the_native_engine() {
             COUNT_ONLY,
         ),
     ];
-    let keys = [
-        "name",
-        "entries",
-        "flop",
-        "flop_by_op",
-        "flop_by_width",
-        "fp_elements",
-        "fp_instructions",
-        "bytes",
-        "mem_accesses",
-    ];
+    let keys: Vec<&str> = std::iter::once("name").chain(REGION_KEYS).collect();
     let mut diffs = Vec::new();
     for (what, exe, args, options) in &cases {
         let run = |engine: &str| {
@@ -874,7 +865,7 @@ fn every_kind_of_marker_counts_the_same_under_the_native_engine() {
             continue;
         }
         for (a, b) in re.iter().zip(rn) {
-            for k in keys {
+            for &k in &keys {
                 if a[k] != b[k] {
                     diffs.push(format!(
                         "{what}: region {} {k}: emulate {} native {}",

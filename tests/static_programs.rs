@@ -13,7 +13,7 @@
 //! ones) behave as for dynamic programs; `--engine auto` picks the native
 //! engine.
 
-use crate::support::engines::{with_region, FLOP_KEYS, REGION_KEYS};
+use crate::support::engines::{differences, with_region};
 use crate::support::*;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -79,13 +79,6 @@ fn build_musl(source: &str, flags: &[&str]) -> Option<PathBuf> {
     Some(exe)
 }
 
-fn region<'a>(r: &'a Report, name: &str) -> Option<&'a Value> {
-    r.0["regions"]
-        .as_array()?
-        .iter()
-        .find(|g| g["name"] == name)
-}
-
 /// Counts `exe` under both engines (glibc pinned to the same functions in
 /// both, `cpu::SAME_GLIBC_EVERYWHERE`: a static glibc reads GLIBC_TUNABLES
 /// too) and lists every difference; returns the native report.
@@ -101,26 +94,7 @@ fn both_engines(
     env.push(cpu::SAME_GLIBC_EVERYWHERE);
     let e = count_ok_with("emulate", exe, args, &env);
     let n = count_ok_with("native", exe, args, &env);
-    for k in FLOP_KEYS {
-        if e.0[k] != n.0[k] {
-            f.push(format!("{what}: {k}: emulate {} native {}", e.0[k], n.0[k]));
-        }
-    }
-    if region_too {
-        match (region(&e, "program"), region(&n, "program")) {
-            (Some(re), Some(rn)) => {
-                for k in REGION_KEYS {
-                    if re[k] != rn[k] {
-                        f.push(format!(
-                            "{what}: region program {k}: emulate {} native {}",
-                            re[k], rn[k]
-                        ));
-                    }
-                }
-            }
-            _ => f.push(format!("{what}: region \"program\" missing")),
-        }
-    }
+    f.extend(differences(what, &e, &n, region_too));
     n
 }
 
@@ -181,25 +155,11 @@ fn static_c_with_glibc_and_a_static_pie_equal_closed_forms_and_the_emulate_engin
     // Intrinsics: the instruction forms are fixed, rows and widths checked.
     let exe = build("fma.c", STATIC_FMA);
     let r = count_ok_with("native", &exe, &[n.to_string()], &[]);
-    let bad = fma_closed_form(n).mismatches(&r);
+    let bad = Expect::fma_chains(n).mismatches(&r);
     if !bad.is_empty() {
         f.push(format!("fma.c static: {}", bad.join("; ")));
     }
     assert_none(f);
-}
-
-/// fma.c's closed form (see its header comment): chain k runs n + k FMAs.
-fn fma_closed_form(n: u64) -> Expect {
-    let k = |i: u64| n + i;
-    let e = Expect::new()
-        .insn("fp64", 256, 4, "fma", k(0) + k(1), 8)
-        .insn("fp32", 256, 8, "fma", k(2), 16)
-        .insn("fp64", 128, 2, "fma", k(3), 4)
-        .insn("fp32", 128, 4, "fma", k(4), 8)
-        .insn("fp64", 64, 1, "fma", k(5), 2)
-        .insn("fp32", 32, 1, "fma", k(6), 2);
-    let total = e.total();
-    e.op("fma", total)
 }
 
 #[test]
@@ -226,7 +186,7 @@ fn static_c_with_musl_equals_closed_forms_and_the_emulate_engine() {
     }
     if let Some(exe) = build_musl("fma.c", &["-O2", "-mavx2", "-mfma"]) {
         let r = count_ok_with("native", &exe, &[n.to_string()], &[]);
-        let bad = fma_closed_form(n).mismatches(&r);
+        let bad = Expect::fma_chains(n).mismatches(&r);
         if !bad.is_empty() {
             f.push(format!("fma.c musl: {}", bad.join("; ")));
         }
@@ -514,30 +474,17 @@ fn signals_crashes_and_threads_ending_the_process_as_for_dynamic_programs() {
     assert_none(f);
 }
 
-/// FLOP of the report's processes that did some, sorted.
-fn child_flop(r: &Report) -> Vec<u64> {
-    let mut v: Vec<u64> = r.0["processes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["flop"]["total"].as_u64().unwrap())
-        .filter(|f| *f > 0)
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn forked_children_and_exec_d_static_programs_are_counted() {
     let mut f = Vec::new();
     // A static parent that forks: parent 300 multiplies, child 700.
     let forker = build("processes/forker.c", &["-O2", "-static"]);
     let r = count_ok_with("native", &forker, &["300", "700"], &[]);
-    if r.flop("total") != 1000 || child_flop(&r) != [700] {
+    if r.flop("total") != 1000 || r.child_flop() != [700] {
         f.push(format!(
             "forker static: {} FLOP, children {:?}",
             r.flop("total"),
-            child_flop(&r)
+            r.child_flop()
         ));
     }
     // Static programs started with exec, by a static program, a dynamic
@@ -549,21 +496,21 @@ fn forked_children_and_exec_d_static_programs_are_counted() {
         build("static/spawn.c", &["-O2"]),
     ] {
         let r = count_ok_with("native", &spawn, &[scale_path, "1000"], &[]);
-        if r.flop("total") != 1000 || child_flop(&r) != [1000] {
+        if r.flop("total") != 1000 || r.child_flop() != [1000] {
             f.push(format!(
                 "{spawn:?} {scale_path} 1000: {} FLOP, children {:?}",
                 r.flop("total"),
-                child_flop(&r)
+                r.child_flop()
             ));
         }
     }
     let script = kernel_dir().join("processes/run_two.sh");
     let r = count_ok_with("native", &script, &[scale_path, "1000", "3000"], &[]);
-    if r.flop("total") != 4000 || child_flop(&r) != [1000, 3000] {
+    if r.flop("total") != 4000 || r.child_flop() != [1000, 3000] {
         f.push(format!(
             "run_two.sh with a static scale: {} FLOP, children {:?}",
             r.flop("total"),
-            child_flop(&r)
+            r.child_flop()
         ));
     }
     assert_none(f);

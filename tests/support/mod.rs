@@ -220,6 +220,19 @@ impl Report {
         u64_at(&self.0, &["flop", key])
     }
 
+    /// Total FLOP of the report's processes that did some, sorted.
+    pub fn child_flop(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.0["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["flop"]["total"].as_u64().unwrap())
+            .filter(|f| *f > 0)
+            .collect();
+        v.sort();
+        v
+    }
+
     pub fn flop_by_op(&self) -> BTreeMap<String, u64> {
         u64_map(&self.0["flop_by_op"], "flop_by_op")
     }
@@ -370,6 +383,21 @@ impl Expect {
         t.count += count;
         t.flop += count * flop_each;
         self.flop(precision, count * flop_each)
+    }
+
+    /// fma.c's closed form (see its header comment): chain k runs n + k
+    /// FMAs, each of its own form.
+    pub fn fma_chains(n: u64) -> Expect {
+        let k = |i: u64| n + i;
+        let e = Expect::new()
+            .insn("fp64", 256, 4, "fma", k(0) + k(1), 8)
+            .insn("fp32", 256, 8, "fma", k(2), 16)
+            .insn("fp64", 128, 2, "fma", k(3), 4)
+            .insn("fp32", 128, 4, "fma", k(4), 8)
+            .insn("fp64", 64, 1, "fma", k(5), 2)
+            .insn("fp32", 32, 1, "fma", k(6), 2);
+        let total = e.total();
+        e.op("fma", total)
     }
 
     pub fn total(&self) -> u64 {

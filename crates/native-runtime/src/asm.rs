@@ -53,7 +53,7 @@ extern "C" {
     /// `target`. Never returns.
     pub fn fs_start_program(sp: u64, target: u64) -> !;
     /// Starts a statically linked program at `entry` natively, uncounted
-    /// (no gs needed): as `fs_start_program`, flags aside.
+    /// (no gs needed; `fs` = 0): as `fs_start_program`.
     pub fn fs_start_native(sp: u64, entry: u64) -> !;
 }
 
@@ -179,15 +179,38 @@ fs_sigreturn:
     .globl fs_start_program
     .type fs_start_program,@function
 fs_start_program:
-    mov gs:[0x20], rsi
     mov rbx, rdi
+    mov r12, rsi
     mov rsi, gs:[0x90]
     call fs_set_fs
+    mov rdi, rbx
+    mov rsi, r12
+    jmp fs_fresh_start
+
+    .globl fs_start_native
+    .type fs_start_native,@function
+fs_start_native:
+    mov rbx, rdi
+    mov r12, rsi
+    mov edi, 0x1002
+    xor esi, esi
+    mov eax, 158
+    syscall
+    mov rdi, rbx
+    mov rsi, r12
+    jmp fs_fresh_start
+
+    /* The state the kernel starts a program in: rsp = rdi, the initial
+       vector state, every other register zero, flags 0x202; continues at
+       rsi (pushed, then returned to). */
+    .type fs_fresh_start,@function
+fs_fresh_start:
     lea rcx, [rip + {init_xstate}]
     mov eax, -1
     mov edx, -1
     xrstor64 [rcx]
-    mov rsp, rbx
+    mov rsp, rdi
+    push rsi
     xor eax, eax
     xor ebx, ebx
     xor ecx, ecx
@@ -205,38 +228,6 @@ fs_start_program:
     xor r15d, r15d
     push 0x202
     popfq
-    jmp qword ptr gs:[0x20]
-
-    .globl fs_start_native
-    .type fs_start_native,@function
-fs_start_native:
-    mov rbx, rdi
-    mov r12, rsi
-    mov edi, 0x1002
-    xor esi, esi
-    mov eax, 158
-    syscall
-    lea rcx, [rip + {init_xstate}]
-    mov eax, -1
-    mov edx, -1
-    xrstor64 [rcx]
-    mov rsp, rbx
-    push r12
-    xor eax, eax
-    xor ebx, ebx
-    xor ecx, ecx
-    xor edx, edx
-    xor esi, esi
-    xor edi, edi
-    xor ebp, ebp
-    xor r8d, r8d
-    xor r9d, r9d
-    xor r10d, r10d
-    xor r11d, r11d
-    xor r12d, r12d
-    xor r13d, r13d
-    xor r14d, r14d
-    xor r15d, r15d
     ret
 
     .type fs_set_fs,@function
