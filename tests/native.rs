@@ -667,6 +667,16 @@ fn code_written_rewritten_and_remapped_at_run_time_is_counted_as_it_runs() {
         .filter(|k| reports[0].0[k] != reports[1].0[k])
         .collect();
     assert!(differ.is_empty(), "emulate and native differ in {differ:?}");
+    // Writes that hit protected code: the rewrite of phase 2 (1), and every
+    // data write of phase 4 but the first (the page is protected again by
+    // each call's translation): 1 + (n - 1). None elsewhere: W^X leaves
+    // code pages unwritable, and the other writes come before any run.
+    let caught = format!("{n} writes to pages of translated code caught");
+    assert!(
+        reports[1].0["notes"].to_string().contains(&caught),
+        "{}",
+        reports[1].0["notes"]
+    );
     f.assert_none();
 }
 
