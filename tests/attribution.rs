@@ -575,6 +575,22 @@ fn time_shares_when_counted_with(how: &[&str]) {
         "{how:?}: heavy's share {share:.3} (samples {h}, light {l}), expected 0.75 +- {:.3} (4 standard errors of {n:.1} effective samples)",
         4.0 * se
     );
+    // Each function's time is its loop's, but for a few instructions
+    // around it: the loop rows place the same samples.
+    for name in ["heavy", "light"] {
+        let in_loop: u64 = r.0["loops"]
+            .as_array()
+            .expect("loops")
+            .iter()
+            .filter(|l| l["function"] == name)
+            .filter_map(|l| l["samples"].as_u64())
+            .sum();
+        let all = samples(name);
+        assert!(
+            in_loop <= all && in_loop as f64 >= 0.95 * all as f64,
+            "{how:?}: {name}'s loop has {in_loop} of its {all} samples"
+        );
+    }
     // Times and GFLOP/s follow from the shares: each did ROUNDS FLOP.
     let time = |name: &str| {
         function(&r, name)

@@ -9,6 +9,8 @@
 //!   and iterations;
 //! - [`calls`]: the call graph, and each function's counts with its
 //!   callees (inclusive);
+//! - `tally`: one process's counts per function and line as its
+//!   instructions are added;
 //! - [`Attribution`]: the counts keyed by function, line and loop, merged
 //!   over processes and turned into the report's `functions`, `loops` and
 //!   `lines` rows.
@@ -30,6 +32,7 @@ pub mod executed;
 pub mod loops;
 pub mod place;
 mod rows;
+mod tally;
 pub mod time;
 
 pub use executed::Executed;
@@ -40,6 +43,7 @@ pub use time::{ProcessSamples, Samples};
 
 use flopscope_counter_file::report::process_paths;
 use flopscope_model::Report;
+use flopscope_symbols::Symbolizer;
 use std::path::Path;
 
 /// Fills `report`'s `functions`, `loops` and `lines` (and those of its
@@ -51,7 +55,9 @@ use std::path::Path;
 pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -> Vec<String> {
     let mut warnings = Vec::new();
     let mut job = Attribution::default();
-    let one = |path: &Path, warnings: &mut Vec<String>| -> Option<Attribution> {
+    let sampled = samples.map(tally::sampled);
+    let mut symbolizer = Symbolizer::asked_once();
+    let mut one = |path: &Path, warnings: &mut Vec<String>| -> Option<Attribution> {
         match Executed::read(path) {
             Ok(Some(ex)) => {
                 if ex.lost {
@@ -60,7 +66,7 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
                         path.display()
                     ));
                 }
-                Some(Attribution::of(&ex))
+                Some(Attribution::of(&ex, sampled.as_ref(), &mut symbolizer))
             }
             Ok(None) => None,
             Err(e) => {
@@ -102,12 +108,13 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
 /// Over a region's functions the counts sum to the region's counts.
 pub fn attach_regions(report: &mut Report, counters: &Path) -> Vec<String> {
     let mut warnings = Vec::new();
+    let mut symbolizer = Symbolizer::asked_once();
     for region in &mut report.regions {
         let name = region.name.clone();
         match Executed::read_banks(counters, &|open| open.contains(&name)) {
             Ok(Some(ex)) => {
                 let mut rows = Report::new("", Vec::new());
-                Attribution::of(&ex).fill(&mut rows, None);
+                Attribution::of(&ex, None, &mut symbolizer).fill(&mut rows, None);
                 region.functions = rows.functions;
                 region.loops = rows.loops;
                 region.lines = rows.lines;

@@ -3,12 +3,22 @@
 //! its source line; looked up once per distinct address.
 
 use flopscope_symbols::{Location, Mapping, Symbolizer};
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A shared, interned name (module, function, file): places are cloned and
 /// keyed by name for every instruction, so names must be cheap to copy.
+/// Within one [`Places`] equal names are one allocation, so
+/// [`Arc::ptr_eq`] is equality (see [`Place::same_site`], [`id`]).
 pub type Name = Arc<str>;
+
+/// The identity of an interned name: equal for equal names of one
+/// [`Places`], a cheap hash key where hashing the text per instruction
+/// would cost more than the rest of the work.
+pub fn id(n: &Name) -> usize {
+    Arc::as_ptr(n) as *const u8 as usize
+}
 
 /// The source position of an instruction, and the functions around it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -34,58 +44,153 @@ pub struct Place {
     pub offset: u64,
 }
 
-/// Looks places up, caching per (snapshot, address).
+impl Place {
+    /// Whether `o` is at the same source position in the same functions
+    /// (only the address differs): both from one [`Places`].
+    pub fn same_site(&self, o: &Place) -> bool {
+        let opt = |a: &Option<Name>, b: &Option<Name>| match (a, b) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        Arc::ptr_eq(&self.module, &o.module)
+            && Arc::ptr_eq(&self.function, &o.function)
+            && Arc::ptr_eq(&self.chain, &o.chain)
+            && Arc::ptr_eq(&self.symbol, &o.symbol)
+            && self.symbol_start == o.symbol_start
+            && self.line == o.line
+            && opt(&self.file, &o.file)
+            && opt(&self.inlined_into, &o.inlined_into)
+    }
+}
+
+/// Looks places up, once per (snapshot, address).
 pub struct Places<'a> {
     snapshots: &'a [Vec<Mapping>],
-    symbolizer: Symbolizer,
-    cache: HashMap<(usize, u64), Place>,
+    /// Shared by the processes of a job: each module is loaded once.
+    symbolizer: &'a mut Symbolizer,
+    places: Vec<Place>,
+    cache: FxHashMap<(usize, u64), u32>,
     names: HashMap<String, Name>,
+    /// The names the last place used: neighbouring addresses mostly have
+    /// the same, found here without hashing the text.
+    recent: Vec<Name>,
+    /// The last mapping an address was found in, (snapshot, index): code
+    /// runs in few mappings, most look-ups hit it.
+    last_map: Option<(usize, usize)>,
+    /// Module names by (snapshot, mapping index).
+    modules: FxHashMap<(usize, usize), Name>,
 }
 
 impl<'a> Places<'a> {
-    pub fn new(snapshots: &'a [Vec<Mapping>]) -> Places<'a> {
+    /// Places under `snapshots`, for about `addresses` addresses;
+    /// `symbolizer` should answer each address once
+    /// ([`Symbolizer::asked_once`]): this keeps the answers.
+    pub fn new(
+        snapshots: &'a [Vec<Mapping>],
+        symbolizer: &'a mut Symbolizer,
+        addresses: usize,
+    ) -> Places<'a> {
         Places {
             snapshots,
-            symbolizer: Symbolizer::new(),
-            cache: HashMap::new(),
+            symbolizer,
+            places: Vec::with_capacity(addresses),
+            cache: FxHashMap::with_capacity_and_hasher(addresses, Default::default()),
             names: HashMap::new(),
+            recent: Vec::new(),
+            last_map: None,
+            modules: FxHashMap::default(),
         }
     }
 
     /// The one shared copy of `s`.
     fn name(&mut self, s: &str) -> Name {
-        if let Some(n) = self.names.get(s) {
-            return n.clone();
-        }
-        let n: Name = Arc::from(s);
-        self.names.insert(s.to_string(), n.clone());
+        let n = match self.recent.iter().find(|n| &***n == s) {
+            Some(n) => n.clone(),
+            None => match self.names.get(s) {
+                Some(n) => n.clone(),
+                None => {
+                    let n: Name = Arc::from(s);
+                    self.names.insert(s.to_string(), n.clone());
+                    n
+                }
+            },
+        };
+        self.recent.push(n.clone());
         n
     }
 
     /// The place of `pc` under the mappings of `snapshot`.
     pub fn of(&mut self, snapshot: usize, pc: u64) -> &Place {
+        let i = self.index(snapshot, pc);
+        &self.places[i as usize]
+    }
+
+    /// The number of the place of `pc` under the mappings of `snapshot`
+    /// (for [`Places::get`]): held where several places are needed at once.
+    pub fn index(&mut self, snapshot: usize, pc: u64) -> u32 {
         let key = (snapshot, pc);
-        if !self.cache.contains_key(&key) {
-            let place = self.look_up(snapshot, pc);
-            self.cache.insert(key, place);
+        if let Some(&i) = self.cache.get(&key) {
+            return i;
         }
-        &self.cache[&key]
+        let place = self.look_up(snapshot, pc);
+        let i = u32::try_from(self.places.len()).expect("fewer than 2^32 executed addresses");
+        self.places.push(place);
+        self.cache.insert(key, i);
+        i
+    }
+
+    /// The place numbered `i` by [`Places::index`].
+    pub fn get(&self, i: u32) -> &Place {
+        &self.places[i as usize]
+    }
+
+    /// The mapping holding `pc` in `snapshot`, by index.
+    fn mapping(&mut self, snapshot: usize, pc: u64) -> Option<usize> {
+        let maps = self.snapshots.get(snapshot)?;
+        if let Some((s, i)) = self.last_map {
+            if s == snapshot && maps[i].contains(pc) {
+                return Some(i);
+            }
+        }
+        let i = maps.iter().position(|m| m.contains(pc))?;
+        self.last_map = Some((snapshot, i));
+        Some(i)
+    }
+
+    /// `chain`, as the previous place's copy when equal: neighbouring
+    /// addresses mostly share their chain, and `same_site` compares chains
+    /// by address.
+    fn shared_chain(&self, chain: Vec<Name>) -> Arc<[Name]> {
+        match self.places.last() {
+            Some(prev)
+                if prev.chain.len() == chain.len()
+                    && prev
+                        .chain
+                        .iter()
+                        .zip(&chain)
+                        .all(|(a, b)| Arc::ptr_eq(a, b)) =>
+            {
+                prev.chain.clone()
+            }
+            _ => Arc::from(chain),
+        }
     }
 
     fn look_up(&mut self, snapshot: usize, pc: u64) -> Place {
-        let map = self
-            .snapshots
-            .get(snapshot)
-            .and_then(|maps| maps.iter().find(|m| m.contains(pc)))
-            .cloned();
-        let Some(map) = map else {
+        // Keep the previous place's names (the last few) as candidates.
+        if self.recent.len() > 16 {
+            self.recent.drain(..self.recent.len() - 16);
+        }
+        let found = self.mapping(snapshot, pc);
+        let Some(at) = found else {
             // Code outside every file mapping (generated code, the vDSO).
             let page = self.name(&format!("[anonymous]+{:#x}", pc & !0xfff));
             return Place {
                 module: self.name("[anonymous]"),
                 function: page.clone(),
                 inlined_into: None,
-                chain: Arc::from([page.clone()]),
+                chain: self.shared_chain(vec![page.clone()]),
                 symbol: page,
                 symbol_start: pc & !0xfff,
                 file: None,
@@ -93,8 +198,18 @@ impl<'a> Places<'a> {
                 offset: pc,
             };
         };
-        let loc: Location = self.symbolizer.locate(&map, pc);
-        let module = self.name(&map.path.display().to_string());
+        let snapshots = self.snapshots;
+        let map = &snapshots[snapshot][at];
+        let loc: Location = self.symbolizer.locate(map, pc);
+        let offset = pc - map.start + map.file_offset;
+        let module = match self.modules.get(&(snapshot, at)) {
+            Some(m) => m.clone(),
+            None => {
+                let m = self.name(&map.path.display().to_string());
+                self.modules.insert((snapshot, at), m.clone());
+                m
+            }
+        };
         let function = self.name(&loc.source_function());
         let inlined_into = loc.inlined_into().map(|f| self.name(&f));
         let mut chain: Vec<Name> = Vec::with_capacity(loc.frames.len().max(1));
@@ -107,6 +222,7 @@ impl<'a> Places<'a> {
         if chain.is_empty() {
             chain.push(function.clone());
         }
+        let chain = self.shared_chain(chain);
         let innermost = loc.frames.first();
         let file = innermost
             .and_then(|f| f.file.as_deref())
@@ -115,12 +231,12 @@ impl<'a> Places<'a> {
             module,
             function,
             inlined_into,
-            chain: Arc::from(chain),
+            chain,
             symbol: self.name(&loc.symbol.name),
             symbol_start: loc.symbol.start,
             file,
             line: innermost.and_then(|f| f.line).filter(|l| *l != 0),
-            offset: pc - map.start + map.file_offset,
+            offset,
         }
     }
 }

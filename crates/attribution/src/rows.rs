@@ -3,28 +3,31 @@
 
 use crate::executed::{ExecInsn, Executed};
 use crate::loops::{self, Node};
-use crate::place::{Name, Place, Places};
+use crate::place::{self, Name, Place, Places};
+use crate::tally::{Sampled, Tally};
 use crate::time::Samples;
 use flopscope_counter_file::profile::End;
 use flopscope_model::{
     gflops, intensity, Bytes, Counts, FunctionRow, Inclusive, Intensity, LineRow, LoopRow, Report,
     Seconds, Summary,
 };
+use flopscope_symbols::Symbolizer;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::calls::{Calls, FnKey};
 /// (module, file, line, function)
-type LineKey = (Name, Option<Name>, Option<u32>, Name);
+pub(crate) type LineKey = (Name, Option<Name>, Option<u32>, Name);
 
 #[derive(Debug, Clone, Default)]
-struct FnAcc {
-    counts: Counts,
+pub(crate) struct FnAcc {
+    pub counts: Counts,
     /// The symbol's start when the function is one, else its lowest address.
-    address: u64,
-    inlined_into: BTreeSet<Name>,
+    pub address: u64,
+    pub inlined_into: BTreeSet<Name>,
     /// Lowest source line seen, with its file (the declaration, near enough:
     /// a function's entry code carries its opening line).
-    first_line: Option<(u32, Name)>,
+    pub first_line: Option<(u32, Name)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -56,19 +59,63 @@ pub struct Attribution {
 }
 
 impl Attribution {
-    /// Attributes one process's executed code.
-    pub fn of(ex: &Executed) -> Attribution {
-        let mut places = Places::new(&ex.snapshots);
+    /// Attributes one process's executed code; `sampled`: the addresses
+    /// time samples fell on, when rows get time (see `tally::sampled`);
+    /// `symbolizer` one [`Symbolizer::asked_once`], shared by a job's
+    /// processes (they map the same libraries).
+    pub fn of(
+        ex: &Executed,
+        sampled: Option<&Sampled>,
+        symbolizer: &mut Symbolizer,
+    ) -> Attribution {
+        let addresses = ex.blocks.iter().map(|b| b.insns.len()).sum();
+        let mut places = Places::new(&ex.snapshots, symbolizer, addresses);
         let mut out = Attribution::default();
+        let mut tally = Tally::default();
         for b in &ex.blocks {
+            // Runs of instructions at one site are added once: a site's
+            // maps are keyed by several names, an instruction's counts are
+            // a few small maps.
+            let mut group: Option<(u32, u64, Counts)> = None;
             for i in &b.insns {
-                let p = places.of(b.snapshot, i.pc).clone();
-                out.add_insn(&p, i.pc, &i.counts);
+                let at = places.index(b.snapshot, i.pc);
+                let p = places.get(at);
+                if sampled.is_some_and(|s| s.contains(&p.offset)) {
+                    out.at
+                        .entry((p.module.clone(), p.offset))
+                        .or_insert_with(|| chain_keys(p));
+                }
+                match &mut group {
+                    Some((g, _, c)) if places.get(*g).same_site(p) => c.merge(&i.counts),
+                    _ => {
+                        if let Some((g, pc, c)) = group.take() {
+                            tally.add(places.get(g), pc, &c);
+                        }
+                        group = Some((at, i.pc, i.counts.clone()));
+                    }
+                }
+            }
+            if let Some((g, pc, c)) = group {
+                tally.add(places.get(g), pc, &c);
             }
         }
-        out.loops = find_loops(ex, &mut places);
+        out.functions = tally.functions.into_values().collect();
+        out.lines = tally.lines.into_values().collect();
+        out.calls.local = tally.local.into_values().collect();
+        out.loops = find_loops(ex, &mut places, sampled);
         out.add_calls(ex, &mut places);
         out
+    }
+
+    /// Whether nothing was attributed (merging into it is moving).
+    fn is_empty(&self) -> bool {
+        self.functions.is_empty()
+            && self.lines.is_empty()
+            && self.loops.is_empty()
+            && self.at.is_empty()
+            && self.calls.local.is_empty()
+            && self.calls.edges.is_empty()
+            && self.calls.entries.is_empty()
     }
 
     /// Function entries and direct calls (see `calls`).
@@ -77,7 +124,7 @@ impl Attribution {
             if b.runs == 0 {
                 continue;
             }
-            let head = places.of(b.snapshot, b.start).clone();
+            let head = places.of(b.snapshot, b.start);
             if b.start == head.symbol_start {
                 *self
                     .calls
@@ -88,9 +135,10 @@ impl Attribution {
             let (End::Call { target, .. }, Some(last)) = (b.end, b.insns.last()) else {
                 continue;
             };
-            let caller = places.of(b.snapshot, last.pc).clone();
-            let callee = places.of(b.snapshot, target).clone();
+            let caller = places.index(b.snapshot, last.pc);
+            let callee = places.of(b.snapshot, target);
             let to = (callee.module.clone(), callee.function.clone());
+            let caller = places.get(caller);
             for f in caller.chain.iter() {
                 *self
                     .calls
@@ -101,54 +149,13 @@ impl Attribution {
         }
     }
 
-    fn add_insn(&mut self, p: &Place, pc: u64, c: &Counts) {
-        let chain = || {
-            p.chain
-                .iter()
-                .map(|f| (p.module.clone(), f.clone()))
-                .collect()
-        };
-        self.at
-            .entry((p.module.clone(), p.offset))
-            .or_insert_with(chain);
-        for f in p.chain.iter() {
-            self.calls
-                .local
-                .entry((p.module.clone(), f.clone()))
-                .or_default()
-                .merge(c);
-        }
-        let f = self
-            .functions
-            .entry((p.module.clone(), p.function.clone()))
-            .or_insert_with(|| FnAcc {
-                address: u64::MAX,
-                ..Default::default()
-            });
-        f.counts.merge(c);
-        let start = if p.function == p.symbol {
-            p.symbol_start
-        } else {
-            pc
-        };
-        f.address = f.address.min(start);
-        if let Some(caller) = &p.inlined_into {
-            f.inlined_into.insert(caller.clone());
-        }
-        if let (Some(l), Some(file)) = (p.line, &p.file) {
-            if f.first_line.as_ref().is_none_or(|(fl, _)| l < *fl) {
-                f.first_line = Some((l, file.clone()));
-            }
-        }
-        self.lines
-            .entry((p.module.clone(), p.file.clone(), p.line, p.function.clone()))
-            .or_default()
-            .merge(c);
-    }
-
     /// Adds another process's attribution (a job's rows cover all of its
     /// processes; loops at one module and header are one loop).
     pub fn merge(&mut self, o: Attribution) {
+        if self.is_empty() {
+            *self = o;
+            return;
+        }
         for (k, f) in o.functions {
             let e = self.functions.entry(k).or_insert_with(|| FnAcc {
                 address: u64::MAX,
@@ -304,6 +311,14 @@ impl Attribution {
     }
 }
 
+/// An instruction's functions, innermost first, as keys.
+fn chain_keys(p: &Place) -> Vec<FnKey> {
+    p.chain
+        .iter()
+        .map(|f| (p.module.clone(), f.clone()))
+        .collect()
+}
+
 fn l1(c: &Counts) -> Intensity {
     Intensity {
         l1: intensity(
@@ -361,16 +376,17 @@ fn segments(ex: &Executed) -> Vec<Segment<'_>> {
 }
 
 /// Loops of every machine function of the process.
-fn find_loops(ex: &Executed, places: &mut Places) -> Vec<LoopAcc> {
+fn find_loops(ex: &Executed, places: &mut Places, sampled: Option<&Sampled>) -> Vec<LoopAcc> {
     let segs = segments(ex);
     // (module, symbol start) -> node start -> (node, segments)
     type Group = BTreeMap<u64, (Node, Vec<usize>)>;
-    let mut groups: BTreeMap<(Name, u64), Group> = BTreeMap::new();
+    // Keyed by the module's identity (one `Places`), ordered by its name.
+    let mut by_id: FxHashMap<(usize, u64), (Name, Group)> = FxHashMap::default();
     for (si, b) in segs.iter().enumerate() {
         let p = places.of(b.snapshot, b.start);
-        let g = groups
-            .entry((p.module.clone(), p.symbol_start))
-            .or_default();
+        let (_, g) = by_id
+            .entry((place::id(&p.module), p.symbol_start))
+            .or_insert_with(|| (p.module.clone(), Group::new()));
         let e = g.entry(b.start).or_insert_with(|| {
             (
                 Node {
@@ -386,19 +402,32 @@ fn find_loops(ex: &Executed, places: &mut Places) -> Vec<LoopAcc> {
         e.0.taken += b.taken;
         e.1.push(si);
     }
+    let mut groups: Vec<((Name, u64), Group)> = by_id
+        .into_iter()
+        .map(|((_, entry), (module, g))| ((module, entry), g))
+        .collect();
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    // Each segment's instructions' counts, summed once when a loop holds
+    // it (loops nest: a segment counts for every loop around it).
+    let mut seg_counts: Vec<Option<Counts>> = vec![None; segs.len()];
     let mut out = Vec::new();
     for ((module, entry), group) in groups {
         let (nodes, blocks): (Vec<Node>, Vec<Vec<usize>>) = group.into_values().unzip();
         let found = loops::find(&nodes, entry);
         let base = out.len();
         for l in &found {
-            let counts_of = |nodes_in: &mut dyn Iterator<Item = usize>| {
+            let mut counts_of = |nodes_in: &mut dyn Iterator<Item = usize>| {
                 let mut c = Counts::default();
                 for n in nodes_in {
                     for &si in &blocks[n] {
-                        for i in segs[si].insns {
-                            c.merge(&i.counts);
-                        }
+                        let sc = seg_counts[si].get_or_insert_with(|| {
+                            let mut sc = Counts::default();
+                            for i in segs[si].insns {
+                                sc.merge(&i.counts);
+                            }
+                            sc
+                        });
+                        c.merge(sc);
                     }
                 }
                 c
@@ -411,18 +440,21 @@ fn find_loops(ex: &Executed, places: &mut Places) -> Vec<LoopAcc> {
             let counts = counts_of(&mut l.body.iter().copied());
             let self_counts = counts_of(&mut l.body.difference(&nested).copied());
             let header_block = &segs[blocks[l.header][0]];
-            let head = places.of(header_block.snapshot, header_block.start).clone();
+            let head = places.index(header_block.snapshot, header_block.start);
             // The loop's line: the first line of its body in the header's
             // function and file (gcc's rotated loops test at the bottom, so
             // the header's own first line is often the body's).
-            let mut line = head.line;
+            let mut line = places.get(head).line;
             let mut body = BTreeSet::new();
             for &n in &l.body {
                 for &si in &blocks[n] {
                     let b = &segs[si];
                     for i in b.insns {
-                        let p = places.of(b.snapshot, i.pc);
-                        body.insert((p.module.clone(), p.offset));
+                        let at = places.index(b.snapshot, i.pc);
+                        let (p, head) = (places.get(at), places.get(head));
+                        if sampled.is_some_and(|s| s.contains(&p.offset)) {
+                            body.insert((p.module.clone(), p.offset));
+                        }
                         if p.function == head.function && p.file == head.file {
                             if let Some(pl) = p.line {
                                 line = Some(line.map_or(pl, |x: u32| x.min(pl)));
@@ -431,6 +463,7 @@ fn find_loops(ex: &Executed, places: &mut Places) -> Vec<LoopAcc> {
                     }
                 }
             }
+            let head = places.get(head);
             out.push(LoopAcc {
                 function: head.function.to_string(),
                 module: module.to_string(),

@@ -132,6 +132,8 @@ pub enum LoadError {
 pub struct Symbolizer {
     debug_roots: Vec<PathBuf>,
     modules: HashMap<PathBuf, Result<Module, LoadError>>,
+    /// Keep every answer, for callers asking the same addresses again.
+    memo: bool,
 }
 
 const _: () = {
@@ -157,11 +159,23 @@ impl Symbolizer {
         Symbolizer {
             debug_roots: roots,
             modules: HashMap::new(),
+            memo: true,
+        }
+    }
+
+    /// A symbolizer for a caller that asks each address once (it keeps the
+    /// answers itself): no answers kept here, each costs a table look-up
+    /// and a walk of the DWARF, not a copy into a map of a million entries.
+    pub fn asked_once() -> Self {
+        Symbolizer {
+            memo: false,
+            ..Self::new()
         }
     }
 
     /// What is at runtime address `addr`, which lies in `map`.
     pub fn locate(&mut self, map: &Mapping, addr: u64) -> Location {
+        let memo = self.memo;
         let module = self.module(&map.path);
         let Ok(module) = module else {
             // No ELF to say where segments are: the file offset names it.
@@ -177,15 +191,19 @@ impl Symbolizer {
             };
         };
         let (vaddr, bias) = module.file_address(map, addr);
-        let resolved = module.resolve(vaddr);
+        let resolved = if memo {
+            module.resolve(vaddr).clone()
+        } else {
+            module.resolve_uncached(vaddr)
+        };
         Location {
             symbol: Symbol {
-                name: resolved.symbol.name.clone(),
+                name: resolved.symbol.name,
                 start: resolved.symbol.start.wrapping_add(bias),
                 size: resolved.symbol.size,
                 module: map.path.clone(),
             },
-            frames: resolved.frames.clone(),
+            frames: resolved.frames,
         }
     }
 

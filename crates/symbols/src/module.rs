@@ -157,7 +157,7 @@ impl Module {
         &self.resolved[&vaddr]
     }
 
-    fn resolve_uncached(&mut self, vaddr: u64) -> Resolved {
+    pub fn resolve_uncached(&mut self, vaddr: u64) -> Resolved {
         let table = if self.symbols.is_empty() {
             &mut self.dynamic
         } else {
