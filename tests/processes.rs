@@ -157,6 +157,28 @@ fn a_launcher_script_lists_its_programs_with_commands_exit_statuses_and_regions(
             ],
             "{engine}: one entry per process (a fork then exec is one)"
         );
+        // Each process's functions are its own (attributed on several
+        // threads, matched back to their process): they sum to its FLOP,
+        // and the job's to the job's.
+        let fn_flop = |p: &serde_json::Value| -> u64 {
+            p["functions"]
+                .as_array()
+                .expect("functions")
+                .iter()
+                .map(|f| f["flop"]["total"].as_u64().unwrap())
+                .sum()
+        };
+        let own: Vec<u64> = procs.iter().map(fn_flop).collect();
+        assert_eq!(
+            own,
+            vec![n1, n2, 8 * n3],
+            "{engine}: each process's functions"
+        );
+        assert_eq!(
+            fn_flop(v),
+            n1 + n2 + 8 * n3,
+            "{engine}: the job's functions"
+        );
         let mut pids: Vec<u64> = procs.iter().map(|p| p["pid"].as_u64().unwrap()).collect();
         pids.push(v["pid"].as_u64().unwrap());
         pids.sort_unstable();

@@ -9,6 +9,8 @@
 //!   and iterations;
 //! - [`calls`]: the call graph, and each function's counts with its
 //!   callees (inclusive);
+//! - `parallel`: the files of a job's processes attributed on several
+//!   threads;
 //! - `tally`: one process's counts per function and line as its
 //!   instructions are added;
 //! - [`Attribution`]: the counts keyed by function, line and loop, merged
@@ -30,6 +32,7 @@
 pub mod calls;
 pub mod executed;
 pub mod loops;
+mod parallel;
 pub mod place;
 mod rows;
 mod tally;
@@ -56,43 +59,27 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
     let mut warnings = Vec::new();
     let mut job = Attribution::default();
     let sampled = samples.map(tally::sampled);
-    let mut symbolizer = Symbolizer::asked_once();
-    let mut one = |path: &Path, warnings: &mut Vec<String>| -> Option<Attribution> {
-        match Executed::read(path) {
-            Ok(Some(ex)) => {
-                if ex.lost {
-                    warnings.push(format!(
-                        "attribution data of {} is partial (the engine ran out of room): functions, loops and lines do not sum to the totals",
-                        path.display()
-                    ));
-                }
-                Some(Attribution::of(&ex, sampled.as_ref(), &mut symbolizer))
-            }
-            Ok(None) => None,
-            Err(e) => {
-                warnings.push(format!("attribution: {e}"));
-                None
-            }
-        }
-    };
     // One process may have left several files (a fork's, then the
     // program's it exec'd): grouped as `report_of_run` lists processes, the
     // main process first. Its rows are the job's when it has no children
     // (filled once, below).
     let processes = process_paths(counters);
-    let mut processes = processes.into_iter();
-    for path in processes.next().into_iter().flatten() {
-        if let Some(a) = one(&path, &mut warnings) {
-            job.merge(a);
-        }
-    }
-    for (paths, child) in processes.zip(report.processes.iter_mut()) {
+    let mut each = parallel::attribute_all(&processes, sampled.as_ref()).into_iter();
+    let mut processes = processes.iter().map(|paths| {
         let mut own: Option<Attribution> = None;
-        for path in paths {
-            if let Some(a) = one(&path, &mut warnings) {
+        for _ in paths {
+            let (a, w) = each.next().expect("one result a file");
+            warnings.extend(w);
+            if let Some(a) = a {
                 own.get_or_insert_with(Attribution::default).merge(a);
             }
         }
+        own
+    });
+    if let Some(main) = processes.next().flatten() {
+        job.merge(main);
+    }
+    for (own, child) in processes.zip(report.processes.iter_mut()) {
         if let Some(own) = own {
             own.fill(child, None);
             job.merge(own);
@@ -101,7 +88,6 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
     job.fill(report, samples);
     warnings
 }
-
 /// Fills each region of `report` with its own `functions`, `loops` and
 /// `lines`: the code the main process ran while the region was open (a
 /// nested region's work is also its enclosing region's, as its counts are).
