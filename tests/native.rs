@@ -722,6 +722,35 @@ fn code_written_by_one_thread_while_another_runs_it_is_counted() {
 }
 
 #[test]
+fn threads_running_code_while_its_branches_are_linked_count_exactly() {
+    let exe = build("native/link_threads.c", &["-O2", "-pthread"]);
+    let (threads, rounds) = (4u64, 50u64);
+    let mut f = Failures::default();
+    // Three runs: which thread links which branch, and which others are
+    // running it then, differs from run to run.
+    for run in 0..3 {
+        let r = count_ok_with(
+            "native",
+            &exe,
+            &[threads.to_string(), rounds.to_string()],
+            &[],
+        );
+        let n = threads * rounds * 128;
+        let e = Expect::new()
+            .insn("fp64", 64, 1, "add", n, 1)
+            .insn("fp64", 64, 1, "mul", n, 1)
+            .op("add", n)
+            .op("mul", n);
+        f.expect(
+            &format!("link_threads {threads} {rounds}, run {run}"),
+            &r,
+            &e,
+        );
+    }
+    f.assert_none();
+}
+
+#[test]
 fn a_far_transfer_is_refused_with_the_instruction_named() {
     let exe = build("native/far_return.c", &["-O2"]);
     let run = count_with("native", &exe, &[] as &[&str], &[]);

@@ -9,7 +9,7 @@ use crate::sys;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const ARENA_BYTES: usize = 64 << 20;
-const STUB_BYTES: u64 = 40;
+const STUB_BYTES: u64 = 48;
 /// Reach of a rel32 operand, with a margin for the arena's own size.
 const REACH: u64 = (2u64 << 30) - ARENA_BYTES as u64 - (64 << 20);
 
@@ -196,9 +196,10 @@ impl Arena {
     }
 
     /// An exit stub for a direct branch not yet linked:
-    /// `jmp [rip+2]; pad; dq slow; slow: mov gs:[SAVE_RAX], rax; mov rax, desc; jmp enter`.
-    /// Linking stores the target's cache address in the literal at +8.
-    /// Returns the stub's address.
+    /// `jmp [rip+2]; pad; dq slow; slow: mov gs:[SAVE_RAX], rax; mov rax, desc; jmp enter; dq site`.
+    /// Linking stores the target's cache address in the literal at +8, and
+    /// re-aims the branch whose rel32 is at `site` (+40; 0 for none, until
+    /// [`set_site`]) straight at the target. Returns the stub's address.
     pub fn stub(&mut self, desc: u64) -> Option<u64> {
         let at = (self.stub_top - STUB_BYTES) & !7;
         if at < self.next {
@@ -216,6 +217,7 @@ impl Arena {
         b[35] = 0xe9;
         let rel = i32::try_from(self.enter as i64 - (at as i64 + 40)).ok()?;
         b[36..40].copy_from_slice(&rel.to_le_bytes());
+        // b[40..48]: the site, none yet.
         // SAFETY: [at, at+len) lies in this arena, below the previous stubs.
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), at as *mut u8, b.len()) };
         self.stub_top = at;
@@ -226,6 +228,19 @@ impl Arena {
 /// The literal a stub at `stub` jumps through.
 pub fn stub_literal(stub: u64) -> *const AtomicU64 {
     (stub + 8) as *const AtomicU64
+}
+
+/// The address of the rel32 of the one branch that goes to `stub` and
+/// linking re-aims in place; 0 for none.
+pub fn stub_site(stub: u64) -> *const AtomicU64 {
+    (stub + 40) as *const AtomicU64
+}
+
+/// Records the branch whose rel32 at `site` goes to `stub`: linking the
+/// stub re-aims it. Before any thread runs the branch's block.
+pub fn set_site(stub: u64, site: u64) {
+    // SAFETY: the site word of a stub made by `Arena::stub`.
+    unsafe { (*stub_site(stub)).store(site, Ordering::Release) };
 }
 
 /// The indirect-branch lookup: target in rax, the program's rax at
@@ -296,7 +311,9 @@ mod tests {
                 format!("jmp {:016X}h", a.enter)
             ]
         );
+        // SAFETY: as above.
+        assert_eq!(unsafe { &*stub_site(stub) }.load(Ordering::Relaxed), 0);
         let below = a.stub(1).unwrap();
-        assert_eq!(below, stub - 40);
+        assert_eq!(below, stub - 48);
     }
 }

@@ -7,6 +7,15 @@
 //! A block is a list of [`Piece`]s laid out in two passes: every branch has
 //! a fixed size (rel32, or an indirect jump through a literal when the target
 //! is out of reach), so label offsets are known after one pass.
+//!
+//! A branch to an exit stub ([`Target::Stub`]) is laid out so that linking
+//! can re-aim it at the target block in place: its rel32 starts on a 4-byte
+//! boundary (nop padding before it), so one aligned 4-byte store replaces
+//! it whole while other threads may be fetching it. An aligned dword never
+//! straddles a cache line or a fetch block, so a thread sees the old or the
+//! new displacement, both good: the old still leads through the stub.
+//! DynamoRIO patches its exit branches the same way (its `PAD_JMPS`:
+//! the displacement must not cross a cache line).
 
 use crate::header;
 
@@ -15,6 +24,44 @@ use crate::header;
 pub enum Target {
     Abs(u64),
     Label(u32),
+    /// The exit stub at this address, until the branch is linked in place.
+    Stub(u64),
+}
+
+impl Target {
+    fn abs(&self) -> Option<u64> {
+        match *self {
+            Target::Abs(a) | Target::Stub(a) => Some(a),
+            Target::Label(_) => None,
+        }
+    }
+}
+
+/// Multi-byte nops of 0 to 7 bytes (Intel SDM vol. 2B, NOP: the
+/// recommended sequences): one instruction each.
+const NOPS: [&[u8]; 8] = [
+    &[],
+    &[0x90],
+    &[0x66, 0x90],
+    &[0x0f, 0x1f, 0x00],
+    &[0x0f, 0x1f, 0x40, 0x00],
+    &[0x0f, 0x1f, 0x44, 0x00, 0x00],
+    &[0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00],
+    &[0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00],
+];
+
+/// The nop bytes before a branch to a stub whose opcode takes `opcode`
+/// bytes, `off` bytes into a block laid out at `at`: its rel32 then starts
+/// 4-byte aligned, and at least 8 bytes into the block, whose first aligned
+/// word invalidation rewrites (written_code.rs); a link never stores there.
+/// At the block's start the nop is one instruction of at least 5 bytes, as
+/// invalidation's jump needs.
+fn link_pad(at: u64, off: u64, opcode: u64) -> u64 {
+    let mut pad = (at + off + opcode).wrapping_neg() % 4;
+    while off + pad + opcode < 8 {
+        pad += 4;
+    }
+    pad
 }
 
 /// A piece of a block. Bytes live in the block's one buffer ([`Code`]);
@@ -277,18 +324,22 @@ pub fn layout(code: &Code, at: u64) -> Result<Vec<u8>, String> {
 
 /// [`layout`] into `out` (cleared first), whose allocation a caller reuses.
 pub fn layout_into(code: &Code, at: u64, out: &mut Vec<u8>) -> Result<(), String> {
-    layout_marked(code, at, out, &mut Vec::new())
+    layout_marked(code, at, out, &mut Vec::new(), &mut Vec::new())
 }
 
 /// [`layout_into`], and each [`Piece::Mark`] as (offset in `out`, its
-/// program offset) in `marks` (cleared first), in order.
+/// program offset) in `marks`, and each branch to a stub that linking can
+/// re-aim in place as (the stub, the offset of its rel32 in `out`) in
+/// `links` (both cleared first), in order.
 pub fn layout_marked(
     code: &Code,
     at: u64,
     out: &mut Vec<u8>,
     marks: &mut Vec<(u32, u32)>,
+    links: &mut Vec<(u64, u32)>,
 ) -> Result<(), String> {
     marks.clear();
+    links.clear();
     let Code { buf, pieces, .. } = code;
     let range = |start: &u32, end: &u32| &buf[*start as usize..*end as usize];
     // Pass 1: offsets (far absolute branches take the long forms). Labels
@@ -322,19 +373,20 @@ pub fn layout_marked(
             }
             Piece::Mark(_) => 0,
             Piece::Branch { cc, target } => {
-                let far_form = matches!(target, Target::Abs(t) if !near(at + off, *t));
+                let far_form = target.abs().is_some_and(|t| !near(at + off, t));
                 if far_form {
                     is_far(i, &mut far);
                 }
-                match (cc, far_form) {
-                    (None, true) => 14,
-                    (Some(_), true) => 20,
-                    (None, false) => 5,
-                    (Some(_), false) => 6,
+                let opcode = if cc.is_some() { 2 } else { 1 };
+                match (far_form, target) {
+                    (true, _) if cc.is_none() => 14,
+                    (true, _) => 20,
+                    (false, Target::Stub(_)) => (link_pad(at, off, opcode) + opcode + 4) as usize,
+                    (false, _) => (opcode + 4) as usize,
                 }
             }
             Piece::ShortOnly { start, end, target } => {
-                let far_form = matches!(target, Target::Abs(t) if !near(at + off, *t));
+                let far_form = target.abs().is_some_and(|t| !near(at + off, t));
                 if far_form {
                     is_far(i, &mut far);
                 }
@@ -352,7 +404,7 @@ pub fn layout_marked(
     };
     let resolve = |t: &Target| -> u64 {
         match t {
-            Target::Abs(a) => *a,
+            Target::Abs(a) | Target::Stub(a) => *a,
             Target::Label(l) => {
                 let l = *l as usize;
                 at + if l < labels.len() {
@@ -390,6 +442,13 @@ pub fn layout_marked(
             }
             Piece::Branch { cc, target } => {
                 let t = resolve(target);
+                if matches!(target, Target::Stub(_)) && !far_at(i) {
+                    let opcode = if cc.is_some() { 2 } else { 1 };
+                    let pad = link_pad(at, out.len() as u64, opcode);
+                    out.extend_from_slice(NOPS[pad as usize]);
+                    links.push((t, (out.len() as u64 + opcode) as u32));
+                }
+                let here = at + out.len() as u64;
                 match (cc, far_at(i)) {
                     (None, true) => far_jmp(out, t),
                     (Some(c), true) => {
@@ -425,6 +484,7 @@ pub fn layout_marked(
             }
         }
     }
+    debug_assert_eq!(out.len() as u64, off, "both passes agree on the size");
     Ok(())
 }
 
@@ -550,6 +610,41 @@ mod tests {
             u64::from_le_bytes(code[37..45].try_into().unwrap()),
             0x2_0000_0000_0000
         );
+    }
+
+    #[test]
+    fn branches_to_stubs_have_aligned_displacements_past_the_first_word() {
+        let at = 0x7000_0000;
+        let mut c = Code::default();
+        c.jmp(Target::Stub(0x7000_1000)); // at the start: a 7-byte nop first
+        c.bytes(&[0x90]);
+        c.jcc(0x4, Target::Stub(0x7000_2000)); // at 13: je at 14, rel32 at 16
+        c.jmp(Target::Abs(0x7000_3000)); // not a stub: no padding
+        let (mut code, mut links) = (Vec::new(), Vec::new());
+        layout_marked(&c, at, &mut code, &mut Vec::new(), &mut links).unwrap();
+        assert_eq!(links, [(0x7000_1000, 8), (0x7000_2000, 16)]);
+        assert_eq!(
+            text(&code, at),
+            [
+                "nop [rax]",
+                "jmp 0000000070001000h",
+                "nop",
+                "nop",
+                "je 0000000070002000h",
+                "jmp 0000000070003000h",
+            ]
+        );
+        // Every padding, every start: one nop, then the rel32 aligned.
+        for off in 0..16u64 {
+            for opcode in [1, 2] {
+                let pad = link_pad(at, off, opcode);
+                assert!(pad < 8 && (at + off + pad + opcode) % 4 == 0);
+                assert!(off + pad + opcode >= 8);
+                assert!(off > 0 || pad >= 5);
+                let one = disassemble(NOPS[pad as usize], 0);
+                assert_eq!(one.len(), usize::from(pad > 0), "{pad}: {one:?}");
+            }
+        }
     }
 
     #[test]

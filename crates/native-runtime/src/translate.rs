@@ -369,8 +369,9 @@ fn named_marker(bytes: &[u8], insn: &Instruction) -> Option<u8> {
 
 /// Where the block's exits go: a translated block, or a stub.
 pub trait Resolver {
-    /// The cache address to branch to for program address `target`.
-    fn resolve(&mut self, target: u64) -> Result<u64, String>;
+    /// Where to branch for program address `target`: its block's cache
+    /// address, or a stub until the block exists.
+    fn resolve(&mut self, target: u64) -> Result<Target, String>;
     /// The address of an exit to the dispatcher with `exit`.
     fn exit_desc(&mut self, exit: Exit) -> u64;
 }
@@ -610,7 +611,7 @@ pub fn build(
         let End::Cond { fall, .. } = dec.end else {
             unreachable!("a self-loop ends in a jcc")
         };
-        let fall = Target::Abs(resolver.resolve(fall)?);
+        let fall = resolver.resolve(fall)?;
         let cc = dec.insns.last().expect("the branch").0.condition_code() as u8 - 1;
         let labels: Vec<u32> = (0..UNROLL).map(|_| code.label()).collect();
         // Every copy leaves through one exit that counts the loop's exits
@@ -661,11 +662,11 @@ pub fn build(
         &mut uncounted_state,
     );
     let target = |resolver: &mut dyn Resolver, t: u64| -> Result<Target, String> {
-        Ok(Target::Abs(if t == dec.pc {
-            cache_start
+        if t == dec.pc {
+            Ok(Target::Abs(cache_start))
         } else {
-            resolver.resolve(t)?
-        }))
+            resolver.resolve(t)
+        }
     };
     if !matches!(
         dec.end,
@@ -980,19 +981,26 @@ fn is_dword_index(m: Mnemonic) -> bool {
 }
 
 /// Lays a built block out at the arena's next address (through `scratch`,
-/// a buffer the caller keeps, and `marks`, where its marks go); returns it.
+/// `marks` and `links`, buffers the caller keeps; its marks go to `marks`),
+/// and tells each of its stubs the branch that linking re-aims in place;
+/// returns the block's address.
 pub fn place(
     code: &Code,
     arena: &mut Arena,
     scratch: &mut Vec<u8>,
     marks: &mut Vec<(u32, u32)>,
+    links: &mut Vec<(u64, u32)>,
 ) -> Result<u64, String> {
     arena.align(16);
     let at = arena.next;
-    crate::code::layout_marked(code, at, scratch, marks)?;
+    crate::code::layout_marked(code, at, scratch, marks, links)?;
     arena
         .put(scratch)
-        .ok_or_else(|| "the code cache arena is full".to_string())
+        .ok_or_else(|| "the code cache arena is full".to_string())?;
+    for &(stub, rel32_at) in links.iter() {
+        crate::cache::set_site(stub, at + u64::from(rel32_at));
+    }
+    Ok(at)
 }
 
 #[cfg(test)]

@@ -3,12 +3,13 @@
 //! or linking (cache code never takes it).
 
 use crate::cache::{self, Arena, IblTable};
+use crate::code::Target;
 use crate::header;
 use crate::slots::Slots;
 use crate::translate::{self, Exit, Resolver};
 use flopscope_isa::Classifier;
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Translated blocks by program address, ordered: unmapping code forgets
@@ -25,6 +26,7 @@ pub struct Translator {
     /// The laid-out bytes of the block being placed, and its marks.
     placed: Vec<u8>,
     marks: Vec<(u32, u32)>,
+    links: Vec<(u64, u32)>,
     /// XSAVE-family instructions were translated (their bytes are not counted).
     pub uncounted_state: bool,
     /// The first block translated from a writable page the engine could
@@ -52,6 +54,7 @@ pub fn init() -> Result<(), String> {
         bufs: None,
         placed: Vec::new(),
         marks: Vec::new(),
+        links: Vec::new(),
         uncounted_state: false,
         generated_code_pc: None,
         watch: Default::default(),
@@ -100,9 +103,9 @@ struct Exits<'a> {
 }
 
 impl Resolver for Exits<'_> {
-    fn resolve(&mut self, target: u64) -> Result<u64, String> {
+    fn resolve(&mut self, target: u64) -> Result<Target, String> {
         if let Some(c) = self.blocks.get(&target) {
-            return Ok(*c);
+            return Ok(Target::Abs(*c));
         }
         let desc = Box::into_raw(Box::new(Exit::Direct { target, stub: 0 }));
         let stub = self
@@ -111,7 +114,7 @@ impl Resolver for Exits<'_> {
             .ok_or("the code cache arena is full")?;
         // SAFETY: desc was just allocated and is not shared yet.
         unsafe { *desc = Exit::Direct { target, stub } };
-        Ok(stub)
+        Ok(Target::Stub(stub))
     }
 
     fn exit_desc(&mut self, exit: Exit) -> u64 {
@@ -194,6 +197,7 @@ impl Translator {
             &mut self.arenas[ai],
             &mut self.placed,
             &mut self.marks,
+            &mut self.links,
         )?;
         debug_assert_eq!(at, start);
         if built.code.marking {
@@ -205,8 +209,115 @@ impl Translator {
     }
 }
 
-/// Links the stub of `exit` to the block at `cache`.
+/// Links the stub of `exit` to the block at `cache`: the stub's literal,
+/// then the branch that goes to the stub, re-aimed at `cache` in place
+/// when it reaches (code.rs: one aligned 4-byte store). Going straight
+/// saves the hop through the stub's indirect jump, which sits at the far
+/// end of the arena from the blocks. The literal first: a thread that
+/// fetched the branch before the store still arrives, one hop later.
+/// No lock: two threads linking one stub store the same target, or two
+/// translations of it (the older one invalidated: its start jumps to the
+/// dispatcher, written_code.rs), both good; a branch in a block invalidated
+/// since is only run by threads already inside it, and links never store
+/// into a block's first word, which invalidation rewrites.
 pub fn link(stub: u64, cache: u64) {
-    // SAFETY: the literal of a stub made by `Arena::stub`.
-    unsafe { (*cache::stub_literal(stub)).store(cache, Ordering::Release) };
+    // SAFETY: the literal and site words of a stub made by `Arena::stub`.
+    let (literal, site) = unsafe { (&*cache::stub_literal(stub), &*cache::stub_site(stub)) };
+    literal.store(cache, Ordering::Release);
+    let site = site.load(Ordering::Acquire);
+    if site == 0 {
+        return;
+    }
+    if let Ok(rel) = i32::try_from(cache as i64 - (site as i64 + 4)) {
+        // SAFETY: a 4-byte aligned rel32 in a block of the cache (code.rs).
+        let field = unsafe { &*(site as *const AtomicU32) };
+        field.store(rel as u32, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::code::Code;
+
+    /// Places `code` as a block of `a`.
+    fn block(a: &mut Arena, code: &Code) -> u64 {
+        let (mut out, mut marks, mut links) = (Vec::new(), Vec::new(), Vec::new());
+        translate::place(code, a, &mut out, &mut marks, &mut links).expect("room")
+    }
+
+    /// `mov eax, v; ret`.
+    fn returning(a: &mut Arena, v: u8) -> u64 {
+        let mut c = Code::default();
+        c.bytes(&[0xb8, v, 0, 0, 0, 0xc3]);
+        block(a, &c)
+    }
+
+    fn call(at: u64) -> u32 {
+        // SAFETY: a block of the test's arena that ends in `ret`.
+        let f: extern "C" fn() -> u32 = unsafe { std::mem::transmute(at) };
+        f()
+    }
+
+    #[test]
+    fn a_linked_branch_goes_straight_to_its_target_and_on_through_an_invalidated_start() {
+        let here = call as *const () as u64;
+        let mut a = Arena::near(here).expect("an arena");
+        let stub = a.stub(0).expect("room for a stub");
+        let mut c = Code::default();
+        c.bytes(&[0x31, 0xc0, 0x48, 0x85, 0xe4]); // xor eax, eax; test rsp, rsp
+        c.jcc(0x5, Target::Stub(stub)); // jne: taken
+        c.bytes(&[0x0f, 0x0b]); // ud2
+        let branch = block(&mut a, &c);
+        // SAFETY: the stub's site word.
+        let site = unsafe { &*cache::stub_site(stub) }.load(Ordering::Relaxed);
+        assert_eq!(
+            (site % 4, site - branch),
+            (0, 8),
+            "xor, test, a 1-byte nop, jne"
+        );
+        let target = returning(&mut a, 42);
+        link(stub, target);
+        // SAFETY: the stub's literal.
+        let literal = unsafe { &*cache::stub_literal(stub) };
+        assert_eq!(literal.load(Ordering::Relaxed), target);
+        // The stub no longer matters: aim its literal elsewhere.
+        literal.store(returning(&mut a, 7), Ordering::Relaxed);
+        assert_eq!(
+            call(branch),
+            42,
+            "straight to the target, not through the stub"
+        );
+        // Invalidation writes a jump over the target's start
+        // (written_code.rs): the linked branch arrives there and goes on.
+        let other = returning(&mut a, 9);
+        let rel = (other as i64 - (target as i64 + 5)) as i32;
+        // SAFETY: the target block's first bytes.
+        unsafe {
+            *(target as *mut u8) = 0xe9;
+            std::ptr::write_unaligned((target + 1) as *mut i32, rel);
+        }
+        assert_eq!(call(branch), 9);
+    }
+
+    #[test]
+    fn a_target_out_of_reach_is_linked_through_the_literal_only() {
+        let mut a = Arena::near(call as *const () as u64).expect("an arena");
+        let stub = a.stub(0).expect("room for a stub");
+        let mut c = Code::default();
+        c.jmp(Target::Stub(stub));
+        let at = block(&mut a, &c);
+        let before = unsafe { std::slice::from_raw_parts(at as *const u8, 12) }.to_vec();
+        let far = at.wrapping_add(3 << 30);
+        link(stub, far);
+        // SAFETY: the stub's literal and the block's bytes.
+        assert_eq!(
+            unsafe { &*cache::stub_literal(stub) }.load(Ordering::Relaxed),
+            far
+        );
+        assert_eq!(
+            unsafe { std::slice::from_raw_parts(at as *const u8, 12) },
+            before
+        );
+    }
 }
