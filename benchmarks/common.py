@@ -5,6 +5,8 @@
 - `wall(cmd, env)`: wall seconds of one command, its output discarded.
 - `spread(xs)`: (min, median, max); `gm(xs)`: geometric mean.
 - `machine()`: lines of machine metadata for a results header.
+- `header(title, pm_qos_state)`: a results file's first lines (title and
+  date, machine, the wake-up latency request `hold_pm_qos` reported).
 """
 import math
 import os
@@ -75,3 +77,11 @@ def machine():
         f"{os.cpu_count()} threads, {' '.join(isa)}",
         f"kernel: {platform.system()} {platform.release()}; load average at start: {load}",
     ]
+
+
+def header(title, pm_qos_state):
+    """The first lines of a results file: `# title, date`, the machine, the
+    CPU wake-up latency request."""
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return ([f"# {title}, {when}"] + [f"# {line}" for line in machine()]
+            + [f"# CPU wake-up latency request: {pm_qos_state}"])

@@ -75,7 +75,7 @@ python3 - "$reps" "$fs" "$work" "$xz_mb" "$cap" "$versions" "$rev" "$cflags_tria
 import json, os, random, re, subprocess, sys, time
 sys.dont_write_bytecode = True
 sys.path.insert(0, "benchmarks")
-from common import gm, hold_pm_qos, machine, spread, wall
+from common import gm, header, hold_pm_qos, spread, wall
 
 reps, fs, work, xz_mb, cap = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
 versions, rev, cflags_triad, cflags_heat = sys.argv[6:10]
@@ -147,10 +147,8 @@ def read_reports(report, mpi):
     return max(times), warnings, complete
 
 pm_qos, pm_qos_state = hold_pm_qos()
-print(f"# flopscope general-code speed (issue #17), {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}")
-for line in machine():
-    print(f"# {line}")
-print(f"# CPU wake-up latency request: {pm_qos_state}")
+for line in header("flopscope general-code speed (issue #17)", pm_qos_state):
+    print(line)
 print(f"# flopscope {rev}, cargo build --release; kernels: omp_triad gcc {cflags_triad}, mpi_heat mpicc {cflags_heat}")
 print(f"# {versions}")
 print("# NOISE: a 2-vCPU virtual machine, shared with other builds and test runs while this ran: the medians")

@@ -41,7 +41,7 @@ python3 - "$reps" "$base_fs" "$target/release/flopscope" "$work" \
 import json, os, sys, time
 sys.dont_write_bytecode = True
 sys.path.insert(0, "benchmarks")
-from common import hold_pm_qos, machine, spread, wall
+from common import header, hold_pm_qos, spread, wall
 
 reps, base, new, work, base_rev, rev, args = int(sys.argv[1]), *sys.argv[2:8]
 py = "/usr/bin/python3"
@@ -64,10 +64,8 @@ def run(fs, flags, cmd):
     return w, r["engine_time_s"]
 
 pm_qos, pm_qos_state = hold_pm_qos()
-print(f"# flopscope native engine A/B, {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}")
-for line in machine():
-    print(f"# {line}")
-print(f"# CPU wake-up latency request: {pm_qos_state}")
+for line in header("flopscope native engine A/B", pm_qos_state):
+    print(line)
 print(f"# base: flopscope {base_rev}; new: flopscope {rev}; both cargo build --release")
 print(f"# {reps} rounds; each round runs every program and mode under both builds in turn, which build goes")
 print("# first alternating; seconds min / median. counted: the report's engine_time_s; whole: the command's wall")

@@ -46,7 +46,7 @@ python3 - "$reps" "$base_fs" "$new_fs" "$work" "$rev" "$now" <<'PY' | tee "$out"
 import json, os, resource, subprocess, sys, time
 sys.dont_write_bytecode = True
 sys.path.insert(0, "benchmarks")
-from common import hold_pm_qos, machine, spread
+from common import header, hold_pm_qos, spread
 
 reps, base_fs, new_fs, work, rev, now = int(sys.argv[1]), *sys.argv[2:]
 py = "/usr/bin/python3"
@@ -75,10 +75,8 @@ def one(fs, cmd):
     r = json.load(open(report))
     return w, r["engine_time_s"], os.path.getsize(report) / 1e6, usage.ru_maxrss / 1024
 
-print(f"# flopscope report cost after the run (issue #17), {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}")
-for line in machine():
-    print(f"# {line}")
-print(f"# CPU wake-up latency request: {qos_text}")
+for line in header("flopscope report cost after the run (issue #17)", qos_text):
+    print(line)
 print(f"# {reps} repeats, the two builds alternating per program; wall seconds min median max")
 print(f"# after = whole command - counted run (start-up before the take-over, then reading the")
 print(f"# counters, attribution, the report's writing); RSS: the command's peak resident set (the")
