@@ -131,7 +131,12 @@ pub enum LoadError {
 /// `Send`, so an engine can symbolize on a thread of its own.
 pub struct Symbolizer {
     debug_roots: Vec<PathBuf>,
-    modules: HashMap<PathBuf, Result<Module, LoadError>>,
+    /// Loaded modules, and their indices in it by path.
+    modules: Vec<(PathBuf, Result<Module, LoadError>)>,
+    by_path: HashMap<PathBuf, usize>,
+    /// The module asked last: most addresses in a row are in one module,
+    /// and comparing a path's bytes is cheaper than hashing its components.
+    last: usize,
     /// Keep every answer, for callers asking the same addresses again.
     memo: bool,
 }
@@ -158,7 +163,9 @@ impl Symbolizer {
     pub fn with_debug_roots(roots: Vec<PathBuf>) -> Self {
         Symbolizer {
             debug_roots: roots,
-            modules: HashMap::new(),
+            modules: Vec::new(),
+            by_path: HashMap::new(),
+            last: 0,
             memo: true,
         }
     }
@@ -215,10 +222,19 @@ impl Symbolizer {
 
     fn module(&mut self, path: &Path) -> &mut Result<Module, LoadError> {
         // Look up before inserting: the common case must not clone the path.
-        if !self.modules.contains_key(path) {
-            let module = Module::load(path, &self.debug_roots);
-            self.modules.insert(path.to_path_buf(), module);
+        let same = |(p, _): &(PathBuf, _)| p.as_os_str() == path.as_os_str();
+        if !self.modules.get(self.last).is_some_and(same) {
+            self.last = match self.by_path.get(path) {
+                Some(&i) => i,
+                None => {
+                    let module = Module::load(path, &self.debug_roots);
+                    self.modules.push((path.to_path_buf(), module));
+                    self.by_path
+                        .insert(path.to_path_buf(), self.modules.len() - 1);
+                    self.modules.len() - 1
+                }
+            };
         }
-        self.modules.get_mut(path).expect("inserted above")
+        &mut self.modules[self.last].1
     }
 }
