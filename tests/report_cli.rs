@@ -115,6 +115,17 @@ fn roofline_writes_svg_png_and_html() {
                 .contains("DRAM 20.0 GB/s (measured)")),
         }
     }
+    // Narrower than the layout is tested for: refused, saying what is
+    // accepted, and nothing written.
+    let narrow = dir.path().join("narrow.svg");
+    let out = Command::new(FLOPSCOPE)
+        .args(["roofline".as_ref(), a.as_os_str(), "--width".as_ref()])
+        .args(["600".as_ref(), "-o".as_ref(), narrow.as_os_str()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("640..=4000"), "{err}");
+    assert!(!narrow.exists());
 }
 
 #[test]

@@ -246,7 +246,7 @@ fn levels_close_together_in_narrow_and_wide_charts() {
                 measured: true,
             })
             .collect();
-        for width in [640, 960, 1400] {
+        for width in [640, 960, 1400, 4000] {
             for (what, report, points) in [
                 ("regions", common::report(), PointSet::Regions),
                 ("loops", hot::report(true), PointSet::Loops),

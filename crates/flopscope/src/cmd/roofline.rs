@@ -47,8 +47,9 @@ pub struct RooflineArgs {
     /// The chart's title (default: the command of the first report).
     #[arg(long)]
     title: Option<String>,
-    /// Width of the chart in pixels (tables may widen it).
-    #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(480..=4000))]
+    /// Width of the chart in pixels (tables may widen it), 640 to 4000:
+    /// narrower, the labels of close bandwidth levels would cross roofs.
+    #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(640..=4000))]
     width: u32,
 }
 
