@@ -61,8 +61,8 @@ pub struct Attribution {
 impl Attribution {
     /// Attributes one process's executed code; `sampled`: the addresses
     /// time samples fell on, when rows get time (see `tally::sampled`);
-    /// `symbolizer` one [`Symbolizer::asked_once`], shared by a job's
-    /// processes (they map the same libraries).
+    /// `symbolizer` one [`Symbolizer::asked_once`], kept for the next
+    /// process (they map the same libraries: each loads once).
     pub fn of(
         ex: &Executed,
         sampled: Option<&Sampled>,
