@@ -2,9 +2,8 @@
 //! written once), the engine is chosen for it, and the report says which run
 //! its time comes from; `--runs N --warmup K` adds timed runs on request.
 
-use crate::support::FLOPSCOPE;
+use crate::support::{output_with_input, FLOPSCOPE};
 use serde_json::Value;
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -16,26 +15,15 @@ fn reader() -> std::path::PathBuf {
 /// the output and the report.
 fn count(args: &[&str], exe: &Path, dir: &Path, input: &str) -> (Output, Value) {
     let json = dir.join("r.json");
-    let mut child = Command::new(FLOPSCOPE)
-        .arg("count")
+    let mut cmd = Command::new(FLOPSCOPE);
+    cmd.arg("count")
         .args(args)
         .arg("-o")
         .arg(&json)
         .arg("--")
         .arg(exe)
-        .arg(dir.join("trace"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .arg(dir.join("trace"));
+    let out = output_with_input(&mut cmd, input.as_bytes());
     let text = std::fs::read_to_string(&json)
         .unwrap_or_else(|e| panic!("no report ({e}): {}", String::from_utf8_lossy(&out.stderr)));
     (out, serde_json::from_str(&text).unwrap())

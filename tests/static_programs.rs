@@ -19,7 +19,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
 const STATIC: &[&str] = &["-O2", "-msse2", "-static"];
@@ -83,7 +83,7 @@ fn build_musl(source: &str, flags: &[&str]) -> Option<PathBuf> {
 /// both, `cpu::SAME_GLIBC_EVERYWHERE`: a static glibc reads GLIBC_TUNABLES
 /// too) and lists every difference; returns the native report.
 fn both_engines(
-    f: &mut Vec<String>,
+    f: &mut Failures,
     what: &str,
     exe: &Path,
     args: &[&str],
@@ -98,6 +98,13 @@ fn both_engines(
     n
 }
 
+/// [`static_noted`], a failure of `what` when not.
+fn expect_static_note(f: &mut Failures, what: &str, r: &Report) {
+    if !static_noted(r) {
+        f.push(format!("{what}: notes {}", r.0["notes"]));
+    }
+}
+
 /// The note a static program's report carries, and not the loader's.
 fn static_noted(r: &Report) -> bool {
     let notes: Vec<&str> = r.0["notes"]
@@ -108,15 +115,6 @@ fn static_noted(r: &Report) -> bool {
         .iter()
         .any(|n| n.contains("statically linked program"))
         && !notes.iter().any(|n| n.contains("dynamic loader"))
-}
-
-fn assert_none(f: Vec<String>) {
-    assert!(
-        f.is_empty(),
-        "{} mismatches:\n\n{}",
-        f.len(),
-        f.join("\n\n")
-    );
 }
 
 /// One multiply and one add per element (one FMA with -mfma).
@@ -133,7 +131,7 @@ fn static_c_with_glibc_and_a_static_pie_equal_closed_forms_and_the_emulate_engin
     let (n, reps) = (1000u64, 10u64);
     let args = [n.to_string(), reps.to_string()];
     let args = strs(&args);
-    let mut f = Vec::new();
+    let mut f = Failures::default();
     for flags in [STATIC, STATIC_FMA, STATIC_PIE] {
         let flags = with_region(flags);
         let exe = build("triad.c", &strs(&flags));
@@ -144,27 +142,19 @@ fn static_c_with_glibc_and_a_static_pie_equal_closed_forms_and_the_emulate_engin
             flags.iter().any(|f| f == "-mfma"),
             n * reps,
         );
-        let bad = e.mismatches(&r);
-        if !bad.is_empty() {
-            f.push(format!("{what}: {}", bad.join("; ")));
-        }
-        if !static_noted(&r) {
-            f.push(format!("{what}: notes {}", r.0["notes"]));
-        }
+        f.expect(&what, &r, &e);
+        expect_static_note(&mut f, &what, &r);
     }
     // Intrinsics: the instruction forms are fixed, rows and widths checked.
     let exe = build("fma.c", STATIC_FMA);
     let r = count_ok_with("native", &exe, &[n.to_string()], &[]);
-    let bad = Expect::fma_chains(n).mismatches(&r);
-    if !bad.is_empty() {
-        f.push(format!("fma.c static: {}", bad.join("; ")));
-    }
-    assert_none(f);
+    f.expect("fma.c static", &r, &Expect::fma_chains(n));
+    f.assert_none();
 }
 
 #[test]
 fn static_c_with_musl_equals_closed_forms_and_the_emulate_engine() {
-    let mut f = Vec::new();
+    let mut f = Failures::default();
     let (n, reps) = (1000u64, 10u64);
     let args = [n.to_string(), reps.to_string()];
     let args = strs(&args);
@@ -179,29 +169,21 @@ fn static_c_with_musl_equals_closed_forms_and_the_emulate_engine() {
             flags.contains(&"-mfma"),
             n * reps,
         );
-        let bad = e.mismatches(&r);
-        if !bad.is_empty() {
-            f.push(format!("{what}: {}", bad.join("; ")));
-        }
+        f.expect(&what, &r, &e);
     }
     if let Some(exe) = build_musl("fma.c", &["-O2", "-mavx2", "-mfma"]) {
         let r = count_ok_with("native", &exe, &[n.to_string()], &[]);
-        let bad = Expect::fma_chains(n).mismatches(&r);
-        if !bad.is_empty() {
-            f.push(format!("fma.c musl: {}", bad.join("; ")));
-        }
-        if !static_noted(&r) {
-            f.push(format!("fma.c musl: notes {}", r.0["notes"]));
-        }
+        f.expect("fma.c musl", &r, &Expect::fma_chains(n));
+        expect_static_note(&mut f, "fma.c musl", &r);
     }
-    assert_none(f);
+    f.assert_none();
 }
 
 #[test]
 fn static_fortran_equals_its_closed_form_and_the_emulate_engine() {
     let (n, reps) = (1000u64, 10u64);
     let args = [n.to_string(), reps.to_string()];
-    let mut f = Vec::new();
+    let mut f = Failures::default();
     for flags in [STATIC, STATIC_FMA] {
         let exe = build("daxpy.f90", flags);
         let what = format!("daxpy.f90 [{}]", flags.join(" "));
@@ -211,12 +193,9 @@ fn static_fortran_equals_its_closed_form_and_the_emulate_engine() {
             flags.contains(&"-mfma"),
             n * reps,
         );
-        let bad = e.mismatches(&r);
-        if !bad.is_empty() {
-            f.push(format!("{what}: {}", bad.join("; ")));
-        }
+        f.expect(&what, &r, &e);
     }
-    assert_none(f);
+    f.assert_none();
 }
 
 #[test]
@@ -229,7 +208,7 @@ fn static_openmp_with_two_threads_equals_its_closed_form_every_run() {
         .flop("fp64", 2 * n * reps)
         .op("add", n * reps)
         .op("mul", n * reps);
-    let mut f = Vec::new();
+    let mut f = Failures::default();
     both_engines(
         &mut f,
         "omp_triad.c static",
@@ -246,10 +225,7 @@ fn static_openmp_with_two_threads_equals_its_closed_form_every_run() {
         };
         let r = count_ok_with("native", &exe, &args, env);
         let what = format!("omp_triad.c static, 2 threads, run {run}");
-        let bad = e.mismatches(&r);
-        if !bad.is_empty() {
-            f.push(format!("{what}: {}", bad.join("; ")));
-        }
+        f.expect(&what, &r, &e);
         let rows = r.0["threads"].as_array().expect("threads");
         let sum: u64 = rows
             .iter()
@@ -259,7 +235,7 @@ fn static_openmp_with_two_threads_equals_its_closed_form_every_run() {
             f.push(format!("{what}: {} thread rows, {sum} FLOP", rows.len()));
         }
     }
-    assert_none(f);
+    f.assert_none();
 }
 
 #[test]
@@ -275,7 +251,7 @@ fn the_program_s_thread_state_stays_its_own() {
     let e = Expect::new()
         .flop("fp64", (threads + 1) * n)
         .op("add", (threads + 1) * n);
-    let mut f = Vec::new();
+    let mut f = Failures::default();
     for (libc, exe) in &programs {
         for env in [&[][..], &[NO_FSGSBASE]] {
             let run = count_with("native", exe, &args, env);
@@ -285,13 +261,10 @@ fn the_program_s_thread_state_stays_its_own() {
                 continue;
             }
             let r = run.report.expect("a report");
-            let bad = e.mismatches(&r);
-            if !bad.is_empty() {
-                f.push(format!("{what}: {}", bad.join("; ")));
-            }
+            f.expect(&what, &r, &e);
         }
     }
-    assert_none(f);
+    f.assert_none();
 }
 
 /// Runs `exe args` with `input` on stdin and STARTUP_VALUE set, natively
@@ -306,21 +279,8 @@ fn run_startup(exe: &Path, args: &[&str], flopscope: Option<&[&str]>) -> (i32, S
         }
         None => Command::new(exe),
     };
-    let mut child = cmd
-        .args(args)
-        .env("STARTUP_VALUE", "kept as it is")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"one line of input\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    cmd.args(args).env("STARTUP_VALUE", "kept as it is");
+    let out = output_with_input(&mut cmd, b"one line of input\n");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         stdout.contains("malloc: fine"),
@@ -341,7 +301,7 @@ fn a_static_program_starts_as_the_kernel_starts_it() {
     ];
     programs.extend(build_musl("static/startup.c", &["-O2"]).map(|p| ("musl", p)));
     let args = ["5", "an argument", ""];
-    let mut f = Vec::new();
+    let mut f = Failures::default();
     for (what, exe) in &programs {
         let (code, own) = run_startup(exe, &args, None);
         assert_eq!(code, 5, "{what} natively");
@@ -377,12 +337,10 @@ fn a_static_program_starts_as_the_kernel_starts_it() {
                     r.0["exit_status"], r.0["complete"], r.0["flop"]
                 ));
             }
-            if !static_noted(&r) {
-                f.push(format!("{what}: notes {}", r.0["notes"]));
-            }
+            expect_static_note(&mut f, what, &r);
         }
     }
-    assert_none(f);
+    f.assert_none();
 }
 
 #[test]
@@ -398,7 +356,7 @@ fn signals_crashes_and_threads_ending_the_process_as_for_dynamic_programs() {
         .insn("fp64", 64, 1, "mul", n * m, 1)
         .op("add", n * m)
         .op("mul", n * m);
-    let mut f = Vec::new();
+    let mut f = Failures::default();
     for (libc, exe) in &signals {
         for env in [&[][..], &[NO_FSGSBASE]] {
             let dir = tempfile::tempdir().unwrap();
@@ -423,10 +381,7 @@ fn signals_crashes_and_threads_ending_the_process_as_for_dynamic_programs() {
                 continue;
             }
             let r = Report(serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap());
-            let bad = e.mismatches(&r);
-            if !bad.is_empty() {
-                f.push(format!("{what}: {}", bad.join("; ")));
-            }
+            f.expect(&what, &r, &e);
         }
     }
     // A crash: the counts up to it, the signal, flopscope's 128 + 11.
@@ -440,13 +395,13 @@ fn signals_crashes_and_threads_ending_the_process_as_for_dynamic_programs() {
             run.code, r.0["exit_status"], r.0["complete"]
         ));
     }
-    let bad = Expect::new()
-        .insn("fp64", 256, 4, "fma", n, 8)
-        .op("fma", 8 * n)
-        .mismatches(&r);
-    if !bad.is_empty() {
-        f.push(format!("segv.c static: {}", bad.join("; ")));
-    }
+    f.expect(
+        "segv.c static",
+        &r,
+        &Expect::new()
+            .insn("fp64", 256, 4, "fma", n, 8)
+            .op("fma", 8 * n),
+    );
     // The last thread's exit ends the process with its status (the host's
     // own threads do not keep it alive), or a thread's exit(7) does.
     let exe = build(
@@ -463,20 +418,18 @@ fn signals_crashes_and_threads_ending_the_process_as_for_dynamic_programs() {
         if run.code != status || r.0["exit_status"] != status || r.0["complete"] != true {
             f.push(format!("{what}: exit {}, {}", run.code, r.0["exit_status"]));
         }
-        let bad = Expect::new()
-            .flop("fp64", 3 * n)
-            .op("add", 3 * n)
-            .mismatches(&r);
-        if !bad.is_empty() {
-            f.push(format!("{what}: {}", bad.join("; ")));
-        }
+        f.expect(
+            &what,
+            &r,
+            &Expect::new().flop("fp64", 3 * n).op("add", 3 * n),
+        );
     }
-    assert_none(f);
+    f.assert_none();
 }
 
 #[test]
 fn forked_children_and_exec_d_static_programs_are_counted() {
-    let mut f = Vec::new();
+    let mut f = Failures::default();
     // A static parent that forks: parent 300 multiplies, child 700.
     let forker = build("processes/forker.c", &["-O2", "-static"]);
     let r = count_ok_with("native", &forker, &["300", "700"], &[]);
@@ -513,27 +466,14 @@ fn forked_children_and_exec_d_static_programs_are_counted() {
             r.child_flop()
         ));
     }
-    assert_none(f);
+    f.assert_none();
 }
 
 #[test]
 fn auto_counts_a_static_program_natively_without_a_warning() {
     let exe = build("triad.c", STATIC);
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let out = Command::new(FLOPSCOPE)
-        .args(["count", "--no-native", "-o"])
-        .arg(&json)
-        .args(["--", exe.to_str().unwrap(), "1000", "10"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = Report(serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap());
+    // `auto` is the default engine: the same as giving none.
+    let r = count_ok_with("auto", &exe, &["1000", "10"], &[]);
     assert_eq!(r.0["engine"], "native");
     assert_eq!(r.0["complete"], true);
     assert_eq!(r.flop("total"), 20_000);

@@ -89,6 +89,19 @@ fn compile(source: &str, flags: &[&str]) -> PathBuf {
     exe
 }
 
+/// Runs `cmd` with `input` on its standard input and its output captured.
+pub fn output_with_input(cmd: &mut Command, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// What one `flopscope count` run gave.
 pub struct Run {
     /// flopscope's exit code.
@@ -490,6 +503,11 @@ fn sde_elements(rows: &BTreeMap<RowKey, Tally>) -> BTreeMap<String, u64> {
 pub struct Failures(Vec<String>);
 
 impl Failures {
+    /// Records a failure found otherwise (an exit status, a note).
+    pub fn push(&mut self, failure: String) {
+        self.0.push(failure);
+    }
+
     /// Compares one run with its closed form.
     pub fn expect(&mut self, what: &str, r: &Report, e: &Expect) {
         let bad = e.mismatches(r);
@@ -540,6 +558,12 @@ impl Failures {
             self.0.len(),
             self.0.join("\n\n")
         );
+    }
+}
+
+impl Extend<String> for Failures {
+    fn extend<I: IntoIterator<Item = String>>(&mut self, failures: I) {
+        self.0.extend(failures);
     }
 }
 
