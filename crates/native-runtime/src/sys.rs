@@ -103,6 +103,24 @@ pub fn set_gs(base: u64) {
     unsafe { syscall6(libc::SYS_arch_prctl as u64, [0x1001, base, 0, 0, 0, 0]) };
 }
 
+/// One `process_vm_readv` or `process_vm_writev` (`nr`) on this process:
+/// `len` bytes between `local` and `remote`; the kernel's result (bytes
+/// moved, or a negative errno where nothing could be).
+fn process_vm(nr: i64, local: *const u8, remote: u64, len: usize) -> i64 {
+    let local = libc::iovec {
+        iov_base: local as *mut libc::c_void,
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: remote as *mut libc::c_void,
+        iov_len: len,
+    };
+    let (local, remote) = (&local as *const _ as u64, &remote as *const _ as u64);
+    // SAFETY: the kernel checks the remote range; the local one is the
+    // caller's.
+    unsafe { syscall6(nr as u64, [getpid(), local, 1, remote, 1, 0]) }
+}
+
 /// Reads up to `buf.len()` bytes of this process's memory at `addr`
 /// without faulting, a page at a time; returns how many could be read
 /// (stopping at the first page the kernel cannot read).
@@ -111,28 +129,12 @@ pub fn read_self(addr: u64, buf: &mut [u8]) -> usize {
     while done < buf.len() {
         let at = addr as usize + done;
         let len = ((at | 4095) + 1 - at).min(buf.len() - done);
-        let local = libc::iovec {
-            iov_base: buf[done..].as_mut_ptr() as *mut libc::c_void,
-            iov_len: len,
-        };
-        let remote = libc::iovec {
-            iov_base: at as *mut libc::c_void,
-            iov_len: len,
-        };
-        // SAFETY: the kernel checks the remote range; the local one is ours.
-        let k = unsafe {
-            syscall6(
-                libc::SYS_process_vm_readv as u64,
-                [
-                    getpid(),
-                    &local as *const _ as u64,
-                    1,
-                    &remote as *const _ as u64,
-                    1,
-                    0,
-                ],
-            )
-        };
+        let k = process_vm(
+            libc::SYS_process_vm_readv,
+            buf[done..].as_mut_ptr(),
+            at as u64,
+            len,
+        );
         if k <= 0 {
             break;
         }
@@ -144,28 +146,7 @@ pub fn read_self(addr: u64, buf: &mut [u8]) -> usize {
 /// Writes `data` into this process's memory at `addr` without faulting;
 /// returns how many bytes were written.
 pub fn write_self(addr: u64, data: &[u8]) -> usize {
-    let local = libc::iovec {
-        iov_base: data.as_ptr() as *mut libc::c_void,
-        iov_len: data.len(),
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: data.len(),
-    };
-    // SAFETY: the kernel checks the remote range; the local one is ours.
-    let k = unsafe {
-        syscall6(
-            libc::SYS_process_vm_writev as u64,
-            [
-                getpid(),
-                &local as *const _ as u64,
-                1,
-                &remote as *const _ as u64,
-                1,
-                0,
-            ],
-        )
-    };
+    let k = process_vm(libc::SYS_process_vm_writev, data.as_ptr(), addr, data.len());
     k.max(0) as usize
 }
 
