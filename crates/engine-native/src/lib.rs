@@ -320,8 +320,8 @@ mod tests {
 
     #[test]
     fn static_programs_and_scripts_they_interpret_go_to_the_host() {
-        let dir = std::env::temp_dir().join(format!("fs-static-kind-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let src = dir.join("p.c");
         std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
         let exe = dir.join("p");
@@ -345,6 +345,5 @@ mod tests {
         assert_eq!(got, Some((exe.clone(), argv)));
         let sh = std::path::Path::new("/bin/sh");
         assert_eq!(static_program(sh, &["/bin/sh".into()]).unwrap(), None);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
