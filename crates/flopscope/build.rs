@@ -155,22 +155,36 @@ fn embed(name: &str, path: &std::path::Path) {
     println!("cargo:rustc-env=FLOPSCOPE_{name}_HASH={hash:016x}");
 }
 
+/// Compiles the C file `src` with `args` (then the output and the input,
+/// then `libs`) into `out` and embeds it under `name`; `what` names it in
+/// errors.
+fn build_c(
+    name: &str,
+    what: &str,
+    src: &std::path::Path,
+    out: &std::path::Path,
+    args: &[&str],
+    libs: &[&str],
+) {
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let status = Command::new(&cc)
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .arg(src)
+        .args(libs)
+        .status()
+        .unwrap_or_else(|e| panic!("running the C compiler {cc:?} for {what}: {e} (install gcc)"));
+    assert!(status.success(), "compiling {} failed", src.display());
+    embed(name, out);
+}
+
 /// The exec shim is a small C preload library (it must run inside the
 /// emulated program, with the program's own libc).
 fn build_exec_shim(src: &std::path::Path, out_dir: &std::path::Path) {
     let so = out_dir.join("libflopscope_exec_shim.so");
-    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
-    let status = Command::new(&cc)
-        .args(["-shared", "-fPIC", "-O2", "-Wall", "-o"])
-        .arg(&so)
-        .arg(src)
-        .arg("-ldl")
-        .status()
-        .unwrap_or_else(|e| {
-            panic!("running the C compiler {cc:?} for the exec shim: {e} (install gcc)")
-        });
-    assert!(status.success(), "compiling {} failed", src.display());
-    embed("EXEC_SHIM", &so);
+    let args = ["-shared", "-fPIC", "-O2", "-Wall"];
+    build_c("EXEC_SHIM", "the exec shim", src, &so, &args, &["-ldl"]);
 }
 
 /// The native engine's host of statically linked programs: a small
@@ -180,17 +194,15 @@ fn build_exec_shim(src: &std::path::Path, out_dir: &std::path::Path) {
 /// addresses of a non-PIE static program.
 fn build_static_host(src: &std::path::Path, out_dir: &std::path::Path) {
     let exe = out_dir.join("flopscope-static-host");
-    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
-    let status = Command::new(&cc)
-        .args(["-O2", "-Wall", "-fPIE", "-pie", "-o"])
-        .arg(&exe)
-        .arg(src)
-        .status()
-        .unwrap_or_else(|e| {
-            panic!("running the C compiler {cc:?} for the static-program host: {e} (install gcc)")
-        });
-    assert!(status.success(), "compiling {} failed", src.display());
-    embed("STATIC_HOST", &exe);
+    let args = ["-O2", "-Wall", "-fPIE", "-pie"];
+    build_c(
+        "STATIC_HOST",
+        "the static-program host",
+        src,
+        &exe,
+        &args,
+        &[],
+    );
 }
 
 /// LIKWID's marker functions on flopscope's markers (crates/markers/likwid),
