@@ -3,7 +3,8 @@
 //! writes one report per rank, each rank's region FLOP is exact, and the
 //! ranks' timing runs (`flopscope time`) and counts merge with `flopscope report`.
 
-use crate::support::{kernel_dir, FLOPSCOPE};
+use crate::support::engines::markers_include;
+use crate::support::{build_by, FLOPSCOPE};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,29 +14,8 @@ const N: u64 = 1000;
 /// Built once per test run: the tests run in parallel, and one must not run
 /// the program while another is still writing it.
 fn build_ranks() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT.get_or_init(compile_ranks).clone()
-}
-
-fn compile_ranks() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi");
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("ranks");
-    let markers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../markers/include");
-    let out = Command::new("mpicc")
-        .args(["-O2", "-I"])
-        .arg(&markers)
-        .arg("-o")
-        .arg(&exe)
-        .arg(kernel_dir().join("mpi/ranks.c"))
-        .output()
-        .expect("mpicc (Debian's libopenmpi-dev) is installed by scripts/setup.sh");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    // mpicc: Debian's libopenmpi-dev, installed by scripts/setup.sh.
+    build_by("mpicc", "mpi/ranks.c", &["-O2", "-I", &markers_include()])
 }
 
 fn mpirun(n: usize, args: &[&str]) {

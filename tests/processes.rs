@@ -5,6 +5,7 @@
 //! the job's regions gather the children's, and `report --diff` writes JSON
 //! and CSV.
 
+use crate::support::engines::markers_include;
 use crate::support::{build, count_ok_with, count_with, kernel_dir};
 
 const ENGINES: [&str; 2] = ["emulate", "native"];
@@ -70,17 +71,9 @@ fn no_follow(engine: &str) {
     assert_eq!(r["flop"]["total"], 0);
 }
 
-/// `crates/markers/include`, for programs that mark regions.
-fn markers_include() -> String {
-    format!(
-        "-I{}",
-        kernel_dir().join("../../crates/markers/include").display()
-    )
-}
-
 /// The launcher's programs: scale.c, marked_scale.c and segv.c.
 fn launcher_programs() -> [std::path::PathBuf; 3] {
-    let include = markers_include();
+    let include = format!("-I{}", markers_include());
     [
         build("processes/scale.c", &["-O2"]),
         build("processes/marked_scale.c", &["-O2", &include]),

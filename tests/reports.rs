@@ -1,53 +1,23 @@
 //! Merge, diff and the SDE-mix export on reports of real runs: the counts
 //! of `flopscope count` on kernels with closed forms, combined exactly.
 
+use crate::support::engines::markers_include;
 use crate::support::{self, count_ok};
 use flopscope_model::merge::{merge, Source};
 use flopscope_model::sde_mix::{parse_sde_totals, sde_mix, sde_mix_of};
 use flopscope_model::{diff, Report};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+use std::path::PathBuf;
 
 const N: u64 = 1000;
 const REPS: u64 = 10;
 
 /// tests/kernels/two_regions.c built with `flags` and the marker header.
 pub fn two_regions(flags: &[&str]) -> PathBuf {
-    static BUILT: OnceLock<std::sync::Mutex<Vec<(String, PathBuf)>>> = OnceLock::new();
-    let key = flags.join(" ");
-    let mut cache = BUILT.get_or_init(Default::default).lock().unwrap();
-    if let Some((_, p)) = cache.iter().find(|(k, _)| *k == key) {
-        return p.clone();
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels");
-    std::fs::create_dir_all(&dir).unwrap();
-    let tag: String = key
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let exe = dir.join(format!("two_regions{tag}"));
-    let tmp = dir.join(format!("two_regions{tag}.{}.tmp", std::process::id()));
-    let markers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../markers/include");
-    let out = Command::new("gcc")
-        .args(flags)
-        .arg("-I")
-        .arg(support::kernel_dir())
-        .arg("-I")
-        .arg(markers)
-        .arg("-o")
-        .arg(&tmp)
-        .arg(support::kernel_dir().join("two_regions.c"))
-        .output()
-        .expect("running gcc");
-    assert!(
-        out.status.success(),
-        "gcc failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::rename(&tmp, &exe).unwrap();
-    cache.push((key, exe.clone()));
-    exe
+    let include = markers_include();
+    support::build(
+        "two_regions.c",
+        &support::flags_with(flags, &["-I", &include]),
+    )
 }
 
 /// A real run's report, as the model reads it.

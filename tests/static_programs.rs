@@ -16,11 +16,9 @@
 use crate::support::engines::{differences, with_region};
 use crate::support::*;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
 
 const STATIC: &[&str] = &["-O2", "-msse2", "-static"];
 const STATIC_FMA: &[&str] = &["-O2", "-mavx2", "-mfma", "-static"];
@@ -36,47 +34,17 @@ fn strs(v: &[String]) -> Vec<&str> {
 /// run; `None`, said on the terminal, where musl-gcc is missing
 /// (scripts/setup.sh installs Debian's musl-tools).
 fn build_musl(source: &str, flags: &[&str]) -> Option<PathBuf> {
-    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
-    let have = Command::new("musl-gcc").arg("--version").output().is_ok();
-    if !have {
+    if Command::new("musl-gcc").arg("--version").output().is_err() {
         let line =
             format!("SKIPPED musl builds of {source}: musl-gcc not found (install musl-tools)\n");
         let _ = std::io::stderr().write_all(line.as_bytes());
         return None;
     }
-    let key = format!("{source} {}", flags.join(" "));
-    let mut built = BUILT.get_or_init(Default::default).lock().unwrap();
-    if let Some(p) = built.get(&key) {
-        return Some(p.clone());
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels-musl");
-    std::fs::create_dir_all(&dir).unwrap();
-    let tag: String = flags
-        .join("_")
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let stem = Path::new(source).file_stem().unwrap().to_str().unwrap();
-    let exe = dir.join(format!("{stem}{tag}"));
-    let tmp = dir.join(format!("{stem}{tag}.{}.tmp", std::process::id()));
-    let out = Command::new("musl-gcc")
-        .args(flags)
-        .arg("-static")
-        .arg("-I")
-        .arg(kernel_dir())
-        .arg("-o")
-        .arg(&tmp)
-        .arg(kernel_dir().join(source))
-        .output()
-        .expect("running musl-gcc");
-    assert!(
-        out.status.success(),
-        "musl-gcc {source} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::rename(&tmp, &exe).unwrap();
-    built.insert(key, exe.clone());
-    Some(exe)
+    Some(build_by(
+        "musl-gcc",
+        source,
+        &flags_with(flags, &["-static"]),
+    ))
 }
 
 /// Counts `exe` under both engines (glibc pinned to the same functions in

@@ -35,11 +35,23 @@ pub fn kernel_dir() -> PathBuf {
 
 /// Builds `tests/kernels/<source>` with `flags` (gcc for `.c`, gfortran for
 /// `.f90`) once per test run, and returns the executable. Builds land in
-/// cargo's per-target temporary directory, one file per source and flag set.
+/// cargo's per-target temporary directory, one file per compiler, source and
+/// flag set.
 pub fn build(source: &str, flags: &[&str]) -> PathBuf {
+    let compiler = match Path::new(source).extension().and_then(|e| e.to_str()) {
+        Some("c") => "gcc",
+        Some("cpp") => "g++",
+        Some("f90") => "gfortran",
+        _ => panic!("no compiler known for kernel {source}"),
+    };
+    build_by(compiler, source, flags)
+}
+
+/// [`build`] with the compiler named `compiler` (`musl-gcc`).
+pub fn build_by(compiler: &str, source: &str, flags: &[&str]) -> PathBuf {
     type Cache = Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>;
     static BUILT: OnceLock<Cache> = OnceLock::new();
-    let key = format!("{source} {}", flags.join(" "));
+    let key = format!("{compiler} {source} {}", flags.join(" "));
     let slot = BUILT
         .get_or_init(Default::default)
         .lock()
@@ -47,18 +59,15 @@ pub fn build(source: &str, flags: &[&str]) -> PathBuf {
         .entry(key)
         .or_default()
         .clone();
-    slot.get_or_init(|| compile(source, flags)).clone()
+    slot.get_or_init(|| compile(compiler, source, flags))
+        .clone()
 }
 
-fn compile(source: &str, flags: &[&str]) -> PathBuf {
+fn compile(compiler: &str, source: &str, flags: &[&str]) -> PathBuf {
     let src = kernel_dir().join(source);
-    let compiler = match src.extension().and_then(|e| e.to_str()) {
-        Some("c") => "gcc",
-        Some("cpp") => "g++",
-        Some("f90") => "gfortran",
-        _ => panic!("no compiler known for kernel {source}"),
-    };
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("kernels")
+        .join(compiler);
     std::fs::create_dir_all(&dir).unwrap();
     let stem = src.file_stem().unwrap().to_str().unwrap();
     let tag: String = flags
