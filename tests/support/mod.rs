@@ -407,6 +407,23 @@ impl Expect {
         self.flop(precision, count * flop_each)
     }
 
+    /// segv.c's closed form up to its fault: n VFMADD*PD ymm, 8 FLOP each.
+    pub fn segv(n: u64) -> Expect {
+        Expect::new()
+            .insn("fp64", 256, 4, "fma", n, 8)
+            .op("fma", 8 * n)
+    }
+
+    /// native/signals.c's closed form: n handler runs of m ADDSD, n of m
+    /// MULSD.
+    pub fn signal_handlers(n: u64, m: u64) -> Expect {
+        Expect::new()
+            .insn("fp64", 64, 1, "add", n * m, 1)
+            .insn("fp64", 64, 1, "mul", n * m, 1)
+            .op("add", n * m)
+            .op("mul", n * m)
+    }
+
     /// fma.c's closed form (see its header comment): chain k runs n + k
     /// FMAs, each of its own form.
     pub fn fma_chains(n: u64) -> Expect {
