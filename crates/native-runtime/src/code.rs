@@ -211,9 +211,13 @@ impl Code {
     }
     /// A counter increment that leaves the flags alone.
     pub fn bump_keep_flags(&mut self, slot: u32) {
+        self.add_keep_flags(slot, 1);
+    }
+    /// Adds `n` to a counter, leaving the flags alone.
+    pub fn add_keep_flags(&mut self, slot: u32, n: i8) {
         self.store_gs(header::SAVE_RAX, RAX);
         self.load_gs(RAX, header::counter(slot));
-        self.bytes(&[0x48, 0x8d, 0x40, 0x01]); // lea rax, [rax+1]
+        self.bytes(&[0x48, 0x8d, 0x40, n as u8]); // lea rax, [rax+n]
         self.store_gs(header::counter(slot), RAX);
         self.load_gs(RAX, header::SAVE_RAX);
     }
