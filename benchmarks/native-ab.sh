@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # The native engine, this tree against a baseline revision, side by side on
-# general code: gcc's cc1 compiling stb_truetype.h (`gcc -O2 -c`, libstb-dev)
-# and CPython summing 3M square roots. Each round runs both builds in turn
-# (which goes first alternates) with and without attribution; per cell the
-# counted run (the report's engine_time_s) and the whole `flopscope count`
-# command, min and median over the rounds, and new/base ratios of the
-# minimums and of the medians (below 1: the tree is faster).
+# general code and on compute kernels:
+#   gcc's cc1 compiling stb_truetype.h (`gcc -O2 -c`, libstb-dev);
+#   CPython summing 3M square roots;
+#   the scalar FMA matrix product (tests/kernels/matmul.c, -O2 -mavx2
+#   -mfma: its inner loop is one basic block with one store), n = 512 x 4;
+#   the AVX2 matrix product (benchmarks/kernels/matmul.c, -O3), n = 1024;
+#   the example triad (examples/triad.c), in L1 (2,000 x 100,000) and in
+#   DRAM (4M x 20);
+#   the OpenMP triad, 2 threads, 8M x 40.
+# Each round runs the program alone, then both builds in turn (which goes
+# first alternates) with and without attribution; per cell the counted run
+# (the report's engine_time_s) and the whole `flopscope count` command, min
+# and median over the rounds, new/base ratios of the minimums and of the
+# medians (below 1: the tree is faster), and each build's counted run over
+# the program alone (minimums).
 #
 # The baseline is exported with `git archive` (no worktree is added) and
 # built in release under $CARGO_TARGET_DIR/native-ab/, kept between runs;
@@ -13,7 +22,8 @@
 # instead.
 #
 # Usage: benchmarks/native-ab.sh BASE_REVISION [ROUNDS]     (default 7)
-#   environment: BASE_FLOPSCOPE (a built baseline binary)
+#   environment: BASE_FLOPSCOPE (a built baseline binary), ONLY (a substring:
+#   run only the programs whose name holds it, e.g. ONLY=matmul)
 # Writes benchmarks/results/native-ab-<date>.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +44,10 @@ if [ -z "$base_fs" ]; then
   base_fs=$work/base-target/release/flopscope
 fi
 printf '#define STB_TRUETYPE_IMPLEMENTATION\n#include <stb/stb_truetype.h>\n' >"$work/stb_truetype.c"
+gcc -O2 -mavx2 -mfma -I tests/kernels -o "$work/matmul_o2" tests/kernels/matmul.c
+gcc -O3 -mavx2 -mfma -o "$work/matmul_avx2" benchmarks/kernels/matmul.c
+gcc -O2 -mavx2 -mfma -o "$work/triad" examples/triad.c
+gcc -O3 -mavx2 -mfma -fopenmp -o "$work/omp_triad" benchmarks/kernels/omp_triad.c
 rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' + uncommitted changes in crates/')"
 out=benchmarks/results/native-ab-$(date +%Y%m%d-%H%M%S).txt
 python3 - "$reps" "$base_fs" "$target/release/flopscope" "$work" \
@@ -48,7 +62,14 @@ py = "/usr/bin/python3"
 PROGRAMS = [
     ("gcc -O2 -c stb_truetype", ["gcc", "-O2", "-c", "-o", f"{work}/stb_truetype.o", f"{work}/stb_truetype.c"]),
     ("CPython 3M sqrt", [py, "-S", "-c", "import math\ns = 0.0\nfor i in range(3000000): s += math.sqrt(i)"]),
+    ("matmul -O2 FMA n=512 x4", [f"{work}/matmul_o2", "512", "4"]),
+    ("matmul AVX2 -O3 n=1024", [f"{work}/matmul_avx2", "1024"]),
+    ("triad L1 2000 x 100000", [f"{work}/triad", "2000", "100000"]),
+    ("triad DRAM 4M x 20", [f"{work}/triad", "4000000", "20"]),
+    ("OpenMP triad 2 thr 8M x 40", [f"{work}/omp_triad", "8000000", "40"]),
 ]
+PROGRAMS = [p for p in PROGRAMS if os.environ.get("ONLY", "") in p[0]]
+os.environ.setdefault("OMP_NUM_THREADS", "2")
 MODES = [("--no-attribution", ["--no-attribution"]), ("attribution", [])]
 BUILDS = [("base", base), ("new", new)]
 report = f"{work}/report.json"
@@ -67,25 +88,31 @@ pm_qos, pm_qos_state = hold_pm_qos()
 for line in header("flopscope native engine A/B", pm_qos_state):
     print(line)
 print(f"# base: flopscope {base_rev}; new: flopscope {rev}; both cargo build --release")
-print(f"# {reps} rounds; each round runs every program and mode under both builds in turn, which build goes")
-print("# first alternating; seconds min / median. counted: the report's engine_time_s; whole: the command's wall")
-print("# time. Ratios new/base of the minimums (of the medians in parentheses).")
+print(f"# {reps} rounds; each round runs every program alone, then every mode under both builds in turn, which")
+print("# build goes first alternating; seconds min / median. counted: the report's engine_time_s; whole: the")
+print("# command's wall time. Ratios new/base of the minimums (of the medians in parentheses); base/alone and")
+print("# new/alone: minimum over the program's minimum alone.")
 print(f"# Command: benchmarks/native-ab.sh {args}\n")
 t = {}
+alone = {}
 for r in range(reps):
     for name, cmd in PROGRAMS:
+        alone.setdefault(name, []).append(wall(cmd, dict(os.environ))[0])
         for mode, flags in MODES:
             for b, fs in (BUILDS if r % 2 == 0 else BUILDS[::-1]):
                 w, c = run(fs, flags, cmd)
                 t.setdefault((name, mode, b), {"whole": [], "counted": []})
                 t[(name, mode, b)]["whole"].append(w)
                 t[(name, mode, b)]["counted"].append(c)
-print(f"{'program':<26} {'mode':<17} {'figure':<8} {'base min/median':<16} {'new min/median':<16} new/base")
+print(f"{'program':<26} {'mode':<17} {'figure':<8} {'base min/median':<16} {'new min/median':<16} "
+      f"{'new/base':<16} {'base/alone':<11} new/alone")
 for name, _ in PROGRAMS:
+    a = spread(alone[name])
+    print(f"{name:<26} {'alone':<17} {'wall':<8} {'':<16} {a[0]:6.3f} {a[1]:6.3f}")
     for mode, _ in MODES:
         for fig in ("counted", "whole"):
             b, n = spread(t[(name, mode, "base")][fig]), spread(t[(name, mode, "new")][fig])
             print(f"{name:<26} {mode:<17} {fig:<8} {b[0]:6.3f} {b[1]:6.3f}    {n[0]:6.3f} {n[1]:6.3f}    "
-                  f"{n[0] / b[0]:.3f} ({n[1] / b[1]:.3f})")
+                  f"{n[0] / b[0]:.3f} ({n[1] / b[1]:.3f})   {b[0] / a[0]:<11.3f} {n[0] / a[0]:.3f}")
 PY
 echo "Recorded in $out"
