@@ -600,11 +600,10 @@ pub fn build(
     // (the round's, worth UNROLL executions), and leaving from copy k < the
     // last adds its k + 1 executions of the unfinished round to the block's
     // own counter, off the hot path. A tight loop then stores to a counter
-    // once a round, not once an iteration: a store an iteration halved the
-    // speed of a loop whose own store already took the one store a cycle the
-    // core commits to different cache lines (an FMA update loop ran 1.8x
-    // its native time with a counter per copy, 1.06x counted in rounds of
-    // 4 and native speed in rounds of 8, in a stand-alone test).
+    // once a round, not once an iteration: timed stand-alone, an FMA update
+    // loop storing once an iteration (about an iteration a cycle) ran 1.8x
+    // its native time with a counter bump in every copy, 1.06x in rounds of
+    // 4 and at native speed in rounds of 8.
     let self_loop = match dec.end {
         End::Cond { taken, .. } => {
             taken == dec.pc
