@@ -9,7 +9,7 @@
 # its wall time is the part of the movement that is the program's and the
 # machine's, not flopscope's.
 #
-# Programs: the bundled example (examples/triad.c, 1M x 20), the scalar FMA
+# Programs: the bundled example (examples/triad.c, 1M x 200, as scripts/example.sh runs it), the scalar FMA
 # matrix product (tests/kernels/matmul.c -O2 -mavx2 -mfma, n = 512 x 4),
 # the AVX2 matrix product (benchmarks/kernels/matmul.c -O3, n = 1024) and
 # the OpenMP triad (2 threads, 8M x 40).
@@ -36,7 +36,7 @@ from common import header, hold_pm_qos, spread, wall
 
 runs, fs, work, rev = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 PROGRAMS = [
-    ("example triad 1M x 20", [f"{work}/triad", "1000000", "20"]),
+    ("example triad 1M x 200", [f"{work}/triad", "1000000", "200"]),
     ("matmul -O2 FMA n=512 x4", [f"{work}/matmul_o2", "512", "4"]),
     ("matmul AVX2 -O3 n=1024", [f"{work}/matmul_avx2", "1024"]),
     ("OpenMP triad 2 thr 8M x 40", [f"{work}/omp_triad", "8000000", "40"]),

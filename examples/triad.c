@@ -7,7 +7,7 @@
  * integers and the checksum is printed as an integer.
  *
  * Build: gcc -O2 -mavx2 -mfma -o triad triad.c
- * Run:   flopscope count -- ./triad 1000000 20
+ * Run:   flopscope count -- ./triad 1000000 200
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,4 +6,4 @@ scripts/setup.sh
 cargo build --release -p flopscope
 mkdir -p target/example
 gcc -O2 -mavx2 -mfma -o target/example/triad examples/triad.c
-exec target/release/flopscope count -- target/example/triad 1000000 20
+exec target/release/flopscope count -- target/example/triad 1000000 200
