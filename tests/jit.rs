@@ -1,11 +1,13 @@
 //! Code written at run time by real JIT compilers from Debian's packages,
 //! counted by the native engine as it runs: Numba (LLVM) compiling and
-//! recompiling a Python function, LuaJIT compiling a hot loop into a trace.
+//! recompiling a Python function, LuaJIT compiling a hot loop into a trace,
+//! and OpenJDK's JVM (its interpreter, generated at start-up).
 //! Each is compared with its closed form where the JIT leaves one (every
 //! multiply of the recurrence), and exactly with the emulate engine.
 //!
 //! Regions are marked through a small C library of marker functions
-//! (kernels/jit/marks.c) that Python's ctypes and LuaJIT's ffi call.
+//! (kernels/jit/marks.c) that Python's ctypes and LuaJIT's ffi call, and
+//! through JNI methods (kernels/jit/jni_marks.c) for Java.
 
 use crate::support::*;
 use serde_json::Value;
@@ -98,4 +100,61 @@ fn luajit_traces_are_counted_as_they_run() {
         add > n && add < n + 1000,
         "add FLOP {add} for {n} iterations"
     );
+}
+
+/// OpenJDK 17 (`-Xint`: its template interpreter, which the JVM generates
+/// at start-up) running a float recurrence marked through JNI: the JVM's
+/// start-up probes the processor with RFLAGS.AC set and checks the
+/// program counter of a fault it provokes, and must run under the native
+/// engine as it does natively; the region counts exactly its closed form
+/// under both engines.
+#[test]
+fn a_java_recurrence_is_counted_exactly() {
+    let n = 200_000u64;
+    let javac =
+        std::fs::canonicalize("/usr/bin/javac").expect("javac (scripts/setup.sh installs it)");
+    let home = javac
+        .parent()
+        .and_then(Path::parent)
+        .expect("the JDK's home");
+    let include = crate::support::engines::markers_include();
+    let jni =
+        [home.join("include"), home.join("include/linux")].map(|p| format!("-I{}", p.display()));
+    let lib = build(
+        "jit/jni_marks.c",
+        &["-shared", "-fPIC", "-O2", "-I", &include, &jni[0], &jni[1]],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&lib, dir.path().join("libjnimarks.so")).unwrap();
+    let out = std::process::Command::new(&javac)
+        .arg("-d")
+        .arg(dir.path())
+        .arg(kernel_dir().join("jit/Recurrence.java"))
+        .output()
+        .expect("running javac");
+    assert!(
+        out.status.success(),
+        "javac: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d = dir.path().display().to_string();
+    let args = [
+        "-Xint".to_string(),
+        format!("-Djava.library.path={d}"),
+        "-cp".to_string(),
+        d.clone(),
+        "Recurrence".to_string(),
+        n.to_string(),
+    ];
+    let (e, native) = both_engines("/usr/bin/java", &args, &["loop"]);
+    for r in [&e, &native] {
+        let g = region(r, "loop");
+        assert_eq!(
+            (op(g, "mul"), op(g, "add"), g["flop"]["total"].as_u64()),
+            (n, n, Some(2 * n)),
+            "{}: {}",
+            r.0["engine"],
+            g["flop_by_op"]
+        );
+    }
 }

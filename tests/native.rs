@@ -570,6 +570,35 @@ fn signal_handlers_run_counted_even_when_they_longjmp() {
     f.assert_none();
 }
 
+/// handler_pc.c: a SIGSEGV handler checks that its context shows the
+/// faulting instruction's own address and moves the program counter past it
+/// (as the JVM's handlers do), another repairs a protected page and returns
+/// to the same store; alignment_check.c runs code for the first time with
+/// RFLAGS.AC set (as the JVM's CPU probe does). Both engines, exact.
+#[test]
+fn handlers_see_and_move_the_program_counter_and_ac_set_code_runs() {
+    let (n, m) = (50u64, 10u64);
+    let adds = |k: u64| Expect::new().insn("fp64", 64, 1, "add", k, 1).op("add", k);
+    let handler_pc = build("native/handler_pc.c", &["-O2", "-msse2"]);
+    let alignment = build("native/alignment_check.c", &["-O2", "-msse2"]);
+    let mut f = Failures::default();
+    for engine in ["native", "emulate"] {
+        let r = count_ok_with(engine, &handler_pc, &[n.to_string(), m.to_string()], &[]);
+        f.expect(
+            &format!("handler_pc {n} {m} under {engine}"),
+            &r,
+            &adds(n * m),
+        );
+        let r = count_ok_with(engine, &alignment, &[m.to_string()], &[]);
+        f.expect(
+            &format!("alignment_check {m} under {engine}"),
+            &r,
+            &adds(4 * m),
+        );
+    }
+    f.assert_none();
+}
+
 #[test]
 fn crash_keeps_the_counts_and_the_signal() {
     let n = 1000;

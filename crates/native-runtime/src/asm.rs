@@ -82,6 +82,9 @@ fs_enter:
     push r14
     push r15
     cld
+    pushfq
+    and dword ptr [rsp], {no_ac}
+    popfq
     mov rbx, rax
     mov rbp, rsp
     mov rcx, gs:[0x40]
@@ -244,6 +247,9 @@ fs_set_fs:
 "#,
     dispatch = sym crate::dispatch::fs_dispatch,
     xsavec = sym HAS_XSAVEC,
+    // RFLAGS without AC (alignment check, bit 18): the runtime's code may
+    // load unaligned data, and a program may leave the cache with AC set.
+    no_ac = const !(1u32 << 18),
     fsgsbase = sym crate::hostfs::HAS_FSGSBASE,
     init_xstate = sym INIT_XSTATE,
 );

@@ -25,7 +25,8 @@ const IBL_SHIFT: u32 = 4;
 const IBL_OFFSET_MASK: u32 = ((1 << IBL_BITS) - 1) << IBL_SHIFT;
 pub const IBL_ENTRIES: usize = (1 << IBL_BITS) + PROBE;
 const PROBE: usize = 512;
-/// A removed entry: matches no address, does not end a probe.
+/// A removed entry: matches no address, does not end a probe, and is not
+/// reused (see [`IblTable::insert`]).
 pub const TOMBSTONE: u64 = 1;
 
 pub struct IblTable {
@@ -54,11 +55,16 @@ impl IblTable {
 
     /// Publishes `pc -> cache` (the cache address first, so that a reader
     /// that sees the key sees its value). False when the probe range is full.
+    ///
+    /// A removed entry's slot is never given to another address: a reader
+    /// that loaded the old key, then the value (two loads, no lock), would
+    /// take the new address's block for the old one's. A slot only ever
+    /// holds one address, whose value may change to a newer translation.
     pub fn insert(&self, pc: u64, cache: u64) -> bool {
         let start = (pc as usize & IBL_OFFSET_MASK as usize) >> IBL_SHIFT;
         for i in start..start + PROBE {
             let k = self.word(2 * i).load(Ordering::Acquire);
-            if k == 0 || k == TOMBSTONE || k == pc {
+            if k == 0 || k == pc {
                 self.word(2 * i + 1).store(cache, Ordering::Release);
                 self.word(2 * i).store(pc, Ordering::Release);
                 return true;
@@ -165,7 +171,11 @@ impl Arena {
             ibl: 0,
         };
         a.enter = a.next;
-        let mut tramp = vec![0xff, 0x25, 0, 0, 0, 0];
+        // `jmp [rip+2]; int3; int3; dq fs_enter`: the literal 8-byte aligned
+        // (the arena is), as a program that sets the alignment-check flag
+        // (RFLAGS.AC, which the JVM toggles while it probes the CPU) may
+        // leave the cache through here with it set.
+        let mut tramp = vec![0xff, 0x25, 0x02, 0, 0, 0, 0xcc, 0xcc];
         tramp.extend_from_slice(&(crate::asm::fs_enter as *const () as u64).to_le_bytes());
         a.put(&tramp)?;
         a.align(16);

@@ -1,5 +1,6 @@
 //! Cache address -> program address, readable from a signal handler: where
-//! a sample of the counted run (crate::sampling) landed in the program.
+//! a sample of the counted run (crate::sampling) landed in the program, and
+//! the program counter a handler of the program is shown (signals.rs).
 //!
 //! The program runs from copies of its code, so an interrupted program
 //! counter is a cache address; time per function needs the original one.
@@ -21,7 +22,9 @@
 //!
 //! A sample between two marks maps to the earlier one (added counter code
 //! before an instruction counts for the previous instruction); one in a
-//! block's code before its first mark maps to the block's start.
+//! block's code before its first mark maps to the block's start. A signal
+//! handler is shown a program address only at a mark exactly
+//! ([`lookup_exact`]): there every register is the program's.
 
 use crate::cache::ARENA_BYTES;
 use crate::sys;
@@ -142,6 +145,33 @@ fn arena_of(addr: u64) -> Option<&'static ArenaMap> {
 /// published block (the runtime's own code, an arena's shared routines and
 /// exit stubs). Async-signal-safe: no lock, no allocation.
 pub fn lookup(addr: u64) -> Option<u64> {
+    let (b, marks, off) = block_at(addr)?;
+    let j = marks.partition_point(|m| u64::from(m.0) <= off);
+    Some(match j.checked_sub(1) {
+        Some(j) => b.orig + u64::from(marks[j].1),
+        None => b.orig,
+    })
+}
+
+/// The program instruction whose copy starts exactly at cache address
+/// `addr` (None inside added code, or outside every block): where the
+/// program itself stands at an instruction boundary, as at a fault.
+/// Async-signal-safe.
+pub fn lookup_exact(addr: u64) -> Option<u64> {
+    let (b, marks, off) = block_at(addr)?;
+    let j = marks.partition_point(|m| u64::from(m.0) < off);
+    let m = marks.get(j).filter(|m| u64::from(m.0) == off)?;
+    Some(b.orig + u64::from(m.1))
+}
+
+/// The published block holding `addr`: (its program address, its cache
+/// address).
+pub fn block_of(addr: u64) -> Option<(u64, u64)> {
+    block_at(addr).map(|(b, _, _)| (b.orig, b.cache))
+}
+
+/// The published block holding `addr`, its marks, and `addr`'s offset in it.
+fn block_at(addr: u64) -> Option<(Block, &'static [(u32, u32)], u64)> {
     let a = arena_of(addr)?;
     let n = a.n_blocks.load(Ordering::Acquire);
     // SAFETY: entries below the published length are written and final.
@@ -152,18 +182,15 @@ pub fn lookup(addr: u64) -> Option<u64> {
     if off >= u64::from(b.len) {
         return None;
     }
-    // SAFETY: the block's marks were written before it was published.
+    // SAFETY: the block's marks were written before it was published, and
+    // the table is never unmapped.
     let marks = unsafe {
         std::slice::from_raw_parts(
             a.marks.load(Ordering::Relaxed).add(b.first_mark as usize),
             b.marks as usize,
         )
     };
-    let j = marks.partition_point(|m| u64::from(m.0) <= off);
-    Some(match j.checked_sub(1) {
-        Some(j) => b.orig + u64::from(marks[j].1),
-        None => b.orig,
-    })
+    Some((b, marks, off))
 }
 
 #[cfg(test)]
@@ -197,5 +224,15 @@ mod tests {
         assert_eq!(lookup(b2 + 0x20), None);
         assert_eq!(lookup(base + ARENA_BYTES as u64 - 40), None, "an exit stub");
         assert_eq!(lookup(0x1000), None, "outside every arena");
+        assert_eq!(
+            lookup_exact(b1 + 20),
+            Some(0x40_1003),
+            "a copy's first byte"
+        );
+        assert_eq!(lookup_exact(b1 + 10), Some(0x40_1000));
+        assert_eq!(lookup_exact(b1 + 21), None, "inside a copy");
+        assert_eq!(lookup_exact(b1), None, "counter code before the first copy");
+        assert_eq!(lookup_exact(b2), None, "a block without marks");
+        assert_eq!(lookup_exact(base + 0x10), None);
     }
 }

@@ -160,6 +160,14 @@ fs_signal_entry:
     and rax, -16
     mov gs:[0x38], rax
 2:
+    push rdi
+    push rsi
+    push rdx
+    mov rdi, rdx
+    call {show_program_pc}
+    pop rdx
+    pop rsi
+    pop rdi
     lea rax, [rip + {targets}]
     mov rax, [rax + rdi*8]
     jmp rax
@@ -202,7 +210,78 @@ fs_unmask_and_go:
     jmp qword ptr gs:[0x70]
 "#,
     targets = sym FS_SIGNAL_TARGETS,
+    show_program_pc = sym show_program_pc,
 );
+
+/// Where in a save entry the cache address a handler's context held is
+/// kept (the word after the [`SAVED`] ones), 0 when it was left as it was.
+const CACHE_PC: u64 = 8 * SAVED.len() as u64;
+const _: () = assert!(CACHE_PC + 8 <= ENTRY);
+
+/// The offset of the program counter in a `ucontext_t`.
+fn pc_word(uc: u64) -> *mut u64 {
+    // SAFETY: only the field's address is taken.
+    unsafe {
+        std::ptr::addr_of_mut!(
+            (*(uc as *mut libc::ucontext_t)).uc_mcontext.gregs[libc::REG_RIP as usize]
+        ) as *mut u64
+    }
+}
+
+/// Called by `fs_signal_entry` (the entry just saved) before the program's
+/// handler runs: a context interrupted at the copy of a program
+/// instruction shows that instruction's address, as it would natively
+/// (the JVM, for one, recognizes its own faulting instructions by their
+/// address and resumes elsewhere); the cache address is kept in the save
+/// entry for [`back_to_cache`]. Elsewhere (in added code, in the runtime)
+/// the context is left as it is. No lock, no allocation, no TLS: any
+/// thread, any moment.
+extern "C" fn show_program_pc(uc: u64) {
+    let entry = gs_word(header::SIGSAVE) - ENTRY;
+    let pc = pc_word(uc);
+    // SAFETY: the kernel's context, and the save entry just written.
+    unsafe {
+        let cache = *pc;
+        let shown = crate::cachemap::lookup_exact(cache);
+        *((entry + CACHE_PC) as *mut u64) = if shown.is_some() { cache } else { 0 };
+        if let Some(p) = shown {
+            *pc = p;
+        }
+    }
+}
+
+/// Before the program's `rt_sigreturn` (before [`before_sigreturn`]), with
+/// `uc` its context: a context [`show_program_pc`] changed goes back to
+/// the cache address it stood for, or, if the handler moved the program
+/// counter, to the translation of the program address it chose; so does
+/// one whose block was invalidated meanwhile (the handler, or another
+/// thread, rewrote the code: natively the new bytes run), the rest of that
+/// block then counted twice, as in any block left half-way.
+pub fn back_to_cache(uc: u64) -> Result<(), String> {
+    let p = gs_word(header::SIGSAVE);
+    if p & 4095 < ENTRY {
+        return Ok(());
+    }
+    // SAFETY: the entry `fs_signal_entry` saved for this handler.
+    let cache = unsafe { *((p - ENTRY + CACHE_PC) as *const u64) };
+    if cache == 0 {
+        return Ok(());
+    }
+    let pc = pc_word(uc);
+    // SAFETY: the context of the frame the handler returns through.
+    let now = unsafe { *pc };
+    let unchanged = crate::cachemap::lookup_exact(cache) == Some(now)
+        && crate::cachemap::block_of(cache)
+            .is_some_and(|(orig, start)| translator::still_current(orig, start));
+    let target = if unchanged {
+        cache
+    } else {
+        translator::lookup_or_translate(now)?
+    };
+    // SAFETY: as above.
+    unsafe { *pc = target };
+    Ok(())
+}
 
 /// Restores the words the entry saved (the handler is returning).
 pub fn before_sigreturn() {

@@ -116,6 +116,11 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
         libc::SYS_rt_sigaction => signals::sigaction(a),
         libc::SYS_rt_sigreturn => {
             let frame = gs_word(header::APP_RSP);
+            // The handler returned (rsp past its return address: the
+            // frame's ucontext).
+            if let Err(e) = signals::back_to_cache(frame) {
+                fatal(next, &e);
+            }
             signals::before_sigreturn();
             // SAFETY: the frame the kernel built, at the program's rsp.
             unsafe { fs_sigreturn(frame) }

@@ -543,7 +543,9 @@ pub fn build(
     let live = flags_live_before(&dec.insns);
     let mut stat = Desc::with_capacity(8);
     let mut code = Code::with_capacity(dec.insns.len() * 8);
-    code.marking = crate::sampling::on();
+    // Always: samples map back through the marks, and so does the program
+    // counter a signal handler of the program is shown (signals.rs).
+    code.marking = true;
     slots.pc = dec.pc;
     let first_slot = slots.descs.len() as u32;
     let block_slot = slots.reserve();

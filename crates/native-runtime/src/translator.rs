@@ -86,6 +86,14 @@ pub fn lookup_or_translate(pc: u64) -> Result<u64, String> {
     t.get(pc)
 }
 
+/// Whether the block translated from `orig` is still the one at `cache`
+/// (not invalidated since: the program's code there is unchanged).
+pub fn still_current(orig: u64, cache: u64) -> bool {
+    let g = lock();
+    g.as_ref()
+        .is_some_and(|t| t.blocks.get(&orig) == Some(&cache))
+}
+
 /// [`lookup_or_translate`] for an indirect branch's target, which is also
 /// published in the lookup table (only such targets are: fewer pages of the
 /// table are touched).
@@ -159,9 +167,7 @@ impl Translator {
             Some(i) => i,
             None => {
                 let arena = Arena::near(pc).ok_or("cannot map a code cache arena")?;
-                if crate::sampling::on() {
-                    crate::cachemap::add_arena(arena.base, arena.end);
-                }
+                crate::cachemap::add_arena(arena.base, arena.end);
                 self.arenas.push(arena);
                 self.arenas.len() - 1
             }
