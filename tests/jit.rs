@@ -157,4 +157,41 @@ fn a_java_recurrence_is_counted_exactly() {
             g["flop_by_op"]
         );
     }
+    // With its JIT compilers (C1, then C2, with on-stack replacement): the
+    // JVM rewrites and patches the code it runs. The result is bit-for-bit
+    // the interpreter's (Java's floating point is strict), and the region
+    // holds at least the loop's FLOP: the JVM's compilation policy adds
+    // some of its own on the thread, as many as its timing makes it run.
+    let java = |extra: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let out = std::process::Command::new(FLOPSCOPE)
+            .args(["count", "--engine", "native", "-o"])
+            .arg(&json)
+            .args(["--", "/usr/bin/java"])
+            .args(extra)
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = Report(serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap());
+        (String::from_utf8_lossy(&out.stdout).into_owned(), r)
+    };
+    let (interpreted, _) = java(&["-Xint"]);
+    for round in 0..3 {
+        let (compiled, r) = java(&[]);
+        assert_eq!(compiled, interpreted, "round {round}: the program's output");
+        assert_eq!(r.0["complete"], true, "round {round}: {:?}", r.warnings());
+        let g = region(&r, "loop");
+        assert!(
+            op(g, "mul") >= n && op(g, "add") >= n,
+            "round {round}: {}",
+            g["flop_by_op"]
+        );
+    }
 }

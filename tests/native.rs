@@ -599,6 +599,27 @@ fn handlers_see_and_move_the_program_counter_and_ac_set_code_runs() {
     f.assert_none();
 }
 
+/// cross_page.c: an instruction of generated code crossing from one page
+/// into the next, run after the engine made the second page read-only
+/// (which splits the mapping): read whole, under both engines (it was cut
+/// at the split and ran as an invalid instruction: SIGILL).
+#[test]
+fn generated_code_crossing_into_a_page_the_engine_protected_runs_whole() {
+    let n = 100u64;
+    let exe = build("native/cross_page.c", &["-O2"]);
+    let e = Expect::new()
+        .insn("fp64", 64, 1, "mul", n, 1)
+        .insn("fp64", 64, 1, "add", n, 1)
+        .op("mul", n)
+        .op("add", n);
+    let mut f = Failures::default();
+    for engine in ["native", "emulate"] {
+        let r = count_ok_with(engine, &exe, &[n.to_string()], &[]);
+        f.expect(&format!("cross_page {n} under {engine}"), &r, &e);
+    }
+    f.assert_none();
+}
+
 #[test]
 fn crash_keeps_the_counts_and_the_signal() {
     let n = 1000;

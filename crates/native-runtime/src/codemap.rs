@@ -100,6 +100,30 @@ pub fn mapping_of(addr: u64) -> Option<Mapping> {
     find(&maps)
 }
 
+/// The end of the readable memory that runs on from `m` (a mapping
+/// [`mapping_of`] returned) through adjacent readable mappings, up to
+/// `limit`, and whether any of those is writable. Adjacent mappings differ
+/// in their protection when the engine has made some pages of code
+/// read-only (written_code.rs): an instruction crossing into the next one
+/// must still be read whole.
+pub fn readable_until(m: Mapping, limit: u64) -> (u64, bool) {
+    run_on(&MAPS.lock().unwrap_or_else(|e| e.into_inner()), m, limit)
+}
+
+fn run_on(maps: &[Mapping], m: Mapping, limit: u64) -> (u64, bool) {
+    let (mut end, mut writable) = (m.hi, m.writable);
+    while end < limit {
+        match maps.iter().find(|n| n.lo == end) {
+            Some(n) => {
+                writable |= n.writable;
+                end = n.hi;
+            }
+            None => break,
+        }
+    }
+    (end.min(limit), writable)
+}
+
 /// Forgets what is known of `lo..hi` (unmapped, mapped anew or protected
 /// anew).
 pub fn forget(lo: u64, hi: u64) {
@@ -136,6 +160,34 @@ mod tests {
                 m(0x7ffd10000000, 0x7ffd10021000, true, true),
             ]
         );
+    }
+
+    #[test]
+    fn readable_memory_runs_on_across_protections() {
+        let text = "\
+55d0a0000000-55d0a0001000 r-xp 00000000 00:00 0
+55d0a0001000-55d0a0002000 rwxp 00000000 00:00 0
+55d0a0002000-55d0a0003000 r-xp 00000000 00:00 0
+55d0a0004000-55d0a0005000 r-xp 00000000 00:00 0
+";
+        let maps = parse(text);
+        let first = maps[0];
+        assert_eq!(
+            first.hi, 0x55d0a0001000,
+            "the page the engine made read-only"
+        );
+        assert_eq!(
+            run_on(&maps, first, 0x55d0a0000ff0 + 4096),
+            (0x55d0a0001ff0, true),
+            "on into the writable page, up to the limit"
+        );
+        assert_eq!(
+            run_on(&maps, first, 0x55d0a0010000),
+            (0x55d0a0003000, true),
+            "up to the gap"
+        );
+        let last = maps[3];
+        assert_eq!(run_on(&maps, last, 0x55d0a0009000), (0x55d0a0005000, false));
     }
 
     #[test]

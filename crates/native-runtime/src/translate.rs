@@ -176,8 +176,13 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
             }
             return Err(format!("code at {seg:#x} cannot be read"));
         };
-        writable |= map.writable;
-        let n = (map.hi - seg).min(4096) as usize;
+        // On through adjacent readable mappings: pages of code the engine
+        // made read-only split a mapping, and an instruction may cross
+        // from one piece into the next (cut there, it would decode as an
+        // invalid instruction the program does not have).
+        let (end, any_writable) = crate::codemap::readable_until(map, seg + 4096);
+        writable |= any_writable;
+        let n = (end - seg) as usize;
         // SAFETY: [seg, seg+n) lies in one readable mapping of the process.
         let buf: &[u8] = unsafe { std::slice::from_raw_parts(seg as *const u8, n) };
         let mut d = Decoder::with_ip(64, buf, seg, DecoderOptions::NONE);
