@@ -127,6 +127,7 @@ fn a_java_recurrence_is_counted_exactly() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(&lib, dir.path().join("libjnimarks.so")).unwrap();
     let out = std::process::Command::new(&javac)
+        .arg("-J-XX:-UsePerfData")
         .arg("-d")
         .arg(dir.path())
         .arg(kernel_dir().join("jit/Recurrence.java"))
@@ -138,8 +139,10 @@ fn a_java_recurrence_is_counted_exactly() {
         String::from_utf8_lossy(&out.stderr)
     );
     let d = dir.path().display().to_string();
+    // -XX:-UsePerfData: no /tmp/hsperfdata_USER left behind by the JVM.
     let args = [
         "-Xint".to_string(),
+        "-XX:-UsePerfData".to_string(),
         format!("-Djava.library.path={d}"),
         "-cp".to_string(),
         d.clone(),
