@@ -166,24 +166,14 @@ fn a_java_recurrence_is_counted_exactly() {
     // holds at least the loop's FLOP: the JVM's compilation policy adds
     // some of its own on the thread, as many as its timing makes it run.
     let java = |extra: &[&str]| {
-        let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("r.json");
-        let out = std::process::Command::new(FLOPSCOPE)
-            .args(["count", "--engine", "native", "-o"])
-            .arg(&json)
-            .args(["--", "/usr/bin/java"])
-            .args(extra)
-            .args(&args[1..])
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let r = Report(serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap());
-        (String::from_utf8_lossy(&out.stdout).into_owned(), r)
+        let all: Vec<&str> = extra
+            .iter()
+            .copied()
+            .chain(args[1..].iter().map(String::as_str))
+            .collect();
+        let run = count_with("native", Path::new("/usr/bin/java"), &all, &[]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        (run.stdout, run.report.expect("a report"))
     };
     let (interpreted, _) = java(&["-Xint"]);
     for round in 0..3 {

@@ -22,7 +22,6 @@ use crate::support::engines::{differences, markers_include, region, with_region,
 use crate::support::*;
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
 const SSE3: &[&str] = &["-O2", "-msse3"];
 const SSE41: &[&str] = &["-O2", "-msse4.1"];
@@ -542,28 +541,14 @@ fn openmp_exact_with_any_thread_count_20_times() {
 fn signal_handlers_run_counted_even_when_they_longjmp() {
     let exe = build("native/signals.c", &["-O2", "-msse2"]);
     let (n, m) = (50u64, 10u64);
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let out = Command::new(FLOPSCOPE)
-        .args(["count", "--engine", "native", "--no-native", "-o"])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .args([n.to_string(), m.to_string()])
-        .output()
-        .unwrap();
+    let run = count_with("native", &exe, &[n.to_string(), m.to_string()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
+        run.stdout,
         format!("usr1 {n} usr2 {n}\n"),
         "the program's own output"
     );
-    let r = Report(serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap());
+    let r = run.report.expect("a report");
     let e = Expect::signal_handlers(n, m);
     let mut f = Failures::default();
     f.expect(&format!("signals {n} {m}"), &r, &e);

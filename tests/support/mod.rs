@@ -115,6 +115,8 @@ pub fn output_with_input(cmd: &mut Command, input: &[u8]) -> std::process::Outpu
 pub struct Run {
     /// flopscope's exit code.
     pub code: i32,
+    /// The program's standard output (flopscope writes the report to a file).
+    pub stdout: String,
     pub stderr: String,
     /// The report written with `-o`, if any.
     pub report: Option<Report>,
@@ -168,6 +170,7 @@ pub fn count_with<A: AsRef<OsStr>>(
     }
     Run {
         code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         report,
     }
