@@ -218,7 +218,7 @@ fs_unmask_and_go:
 const CACHE_PC: u64 = 8 * SAVED.len() as u64;
 const _: () = assert!(CACHE_PC + 8 <= ENTRY);
 
-/// The offset of the program counter in a `ucontext_t`.
+/// The program counter's word in the `ucontext_t` at `uc`.
 fn pc_word(uc: u64) -> *mut u64 {
     // SAFETY: only the field's address is taken.
     unsafe {
@@ -255,8 +255,9 @@ extern "C" fn show_program_pc(uc: u64) {
 /// the cache address it stood for, or, if the handler moved the program
 /// counter, to the translation of the program address it chose; so does
 /// one whose block was invalidated meanwhile (the handler, or another
-/// thread, rewrote the code: natively the new bytes run), the rest of that
-/// block then counted twice, as in any block left half-way.
+/// thread, rewrote the code: natively the new bytes run). The rest of the
+/// interrupted block, counted when the block started, is then not run, or
+/// run and counted again: as for any block left half-way.
 pub fn back_to_cache(uc: u64) -> Result<(), String> {
     let p = gs_word(header::SIGSAVE);
     if p & 4095 < ENTRY {
