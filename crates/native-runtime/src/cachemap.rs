@@ -170,8 +170,11 @@ pub fn block_of(addr: u64) -> Option<(u64, u64)> {
     block_at(addr).map(|(b, _, _)| (b.orig, b.cache))
 }
 
+/// A block's marks: (offset in the copy, offset in the program's block).
+type Marks = &'static [(u32, u32)];
+
 /// The published block holding `addr`, its marks, and `addr`'s offset in it.
-fn block_at(addr: u64) -> Option<(Block, &'static [(u32, u32)], u64)> {
+fn block_at(addr: u64) -> Option<(Block, Marks, u64)> {
     let a = arena_of(addr)?;
     let n = a.n_blocks.load(Ordering::Acquire);
     // SAFETY: entries below the published length are written and final.

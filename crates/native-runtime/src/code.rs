@@ -642,7 +642,7 @@ mod tests {
         for off in 0..16u64 {
             for opcode in [1, 2] {
                 let pad = link_pad(at, off, opcode);
-                assert!(pad < 8 && (at + off + pad + opcode) % 4 == 0);
+                assert!(pad < 8 && (at + off + pad + opcode).is_multiple_of(4));
                 assert!(off + pad + opcode >= 8);
                 assert!(off > 0 || pad >= 5);
                 let one = disassemble(NOPS[pad as usize], 0);
