@@ -36,16 +36,32 @@ fn op(region: &Value, op: &str) -> u64 {
     region["flop_by_op"][op].as_u64().unwrap_or(0)
 }
 
+/// Region `name` of `r` holds exactly `n` multiplies and `n` adds, and
+/// nothing else: `n` steps of the recurrence x = x * a + b.
+fn expect_recurrence(r: &Report, name: &str, n: u64) {
+    let g = region(r, name);
+    assert_eq!(
+        (op(g, "mul"), op(g, "add"), g["flop"]["total"].as_u64()),
+        (n, n, Some(2 * n)),
+        "{} region {name}: {}",
+        r.0["engine"],
+        g["flop_by_op"]
+    );
+}
+
 /// Counts `interpreter args` under both engines: complete, no warning,
-/// the same FLOP in every region and in all. Returns (emulate, native).
-fn both_engines(interpreter: &str, args: &[String], regions: &[&str]) -> (Report, Report) {
+/// the same FLOP in every region and in all. Returns (emulate, native, the
+/// program's output under the native engine).
+fn both_engines(interpreter: &str, args: &[String], regions: &[&str]) -> (Report, Report, String) {
     let mut reports = Vec::new();
+    let mut stdout = String::new();
     for engine in ["emulate", "native"] {
         let run = count_with(engine, Path::new(interpreter), args, &[]);
         assert_eq!(run.code, 0, "{engine}: {}", run.stderr);
         let r = run.report.expect("a report");
         assert_eq!(r.0["complete"], true, "{engine}: {:?}", r.warnings());
         reports.push(r);
+        stdout = run.stdout;
     }
     let (e, n) = (reports.remove(0), reports.remove(0));
     for name in regions {
@@ -54,7 +70,7 @@ fn both_engines(interpreter: &str, args: &[String], regions: &[&str]) -> (Report
             assert_eq!(re[k], rn[k], "region {name}: {k}: emulate vs native");
         }
     }
-    (e, n)
+    (e, n, stdout)
 }
 
 #[test]
@@ -65,18 +81,12 @@ fn numba_code_is_counted_after_compiling_and_after_recompiling() {
         libmarks().display().to_string(),
         n.to_string(),
     ];
-    let (e, native) = both_engines(PYTHON, &args, &["compiled", "recompiled"]);
+    let (e, native, _) = both_engines(PYTHON, &args, &["compiled", "recompiled"]);
     for r in [&e, &native] {
         for name in ["compiled", "recompiled"] {
             let g = region(r, name);
             assert_eq!(g["entries"], 1);
-            assert_eq!(
-                (op(g, "mul"), op(g, "add"), g["flop"]["total"].as_u64()),
-                (n, n, Some(2 * n)),
-                "{} region {name}: {}",
-                r.0["engine"],
-                g["flop_by_op"]
-            );
+            expect_recurrence(r, name, n);
         }
     }
 }
@@ -89,7 +99,7 @@ fn luajit_traces_are_counted_as_they_run() {
         libmarks().display().to_string(),
         n.to_string(),
     ];
-    let (e, native) = both_engines(LUAJIT, &args, &["loop"]);
+    let (e, native, _) = both_engines(LUAJIT, &args, &["loop"]);
     assert_eq!(e.0["flop"], native.0["flop"], "whole program");
     let g = region(&native, "loop");
     assert_eq!(op(g, "mul"), n, "{}", g["flop_by_op"]);
@@ -149,16 +159,9 @@ fn a_java_recurrence_is_counted_exactly() {
         "Recurrence".to_string(),
         n.to_string(),
     ];
-    let (e, native) = both_engines("/usr/bin/java", &args, &["loop"]);
+    let (e, native, interpreted) = both_engines("/usr/bin/java", &args, &["loop"]);
     for r in [&e, &native] {
-        let g = region(r, "loop");
-        assert_eq!(
-            (op(g, "mul"), op(g, "add"), g["flop"]["total"].as_u64()),
-            (n, n, Some(2 * n)),
-            "{}: {}",
-            r.0["engine"],
-            g["flop_by_op"]
-        );
+        expect_recurrence(r, "loop", n);
     }
     // With its JIT compilers (C1, then C2, with on-stack replacement): the
     // JVM rewrites and patches the code it runs. The result is bit-for-bit
@@ -175,7 +178,6 @@ fn a_java_recurrence_is_counted_exactly() {
         assert_eq!(run.code, 0, "{}", run.stderr);
         (run.stdout, run.report.expect("a report"))
     };
-    let (interpreted, _) = java(&["-Xint"]);
     for round in 0..3 {
         let (compiled, r) = java(&[]);
         assert_eq!(compiled, interpreted, "round {round}: the program's output");
