@@ -158,16 +158,16 @@ pub fn lookup(addr: u64) -> Option<u64> {
 /// program itself stands at an instruction boundary, as at a fault.
 /// Async-signal-safe.
 pub fn lookup_exact(addr: u64) -> Option<u64> {
+    lookup_exact_in_block(addr).map(|(pc, _)| pc)
+}
+
+/// [`lookup_exact`], with the block that holds `addr`: (its program
+/// address, its cache address).
+pub fn lookup_exact_in_block(addr: u64) -> Option<(u64, (u64, u64))> {
     let (b, marks, off) = block_at(addr)?;
     let j = marks.partition_point(|m| u64::from(m.0) < off);
     let m = marks.get(j).filter(|m| u64::from(m.0) == off)?;
-    Some(b.orig + u64::from(m.1))
-}
-
-/// The published block holding `addr`: (its program address, its cache
-/// address).
-pub fn block_of(addr: u64) -> Option<(u64, u64)> {
-    block_at(addr).map(|(b, _, _)| (b.orig, b.cache))
+    Some((b.orig + u64::from(m.1), (b.orig, b.cache)))
 }
 
 /// A block's marks: (offset in the copy, offset in the program's block).

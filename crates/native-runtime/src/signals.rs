@@ -271,9 +271,10 @@ pub fn back_to_cache(uc: u64) -> Result<(), String> {
     let pc = pc_word(uc);
     // SAFETY: the context of the frame the handler returns through.
     let now = unsafe { *pc };
-    let unchanged = crate::cachemap::lookup_exact(cache) == Some(now)
-        && crate::cachemap::block_of(cache)
-            .is_some_and(|(orig, start)| translator::still_current(orig, start));
+    let unchanged =
+        crate::cachemap::lookup_exact_in_block(cache).is_some_and(|(shown, (orig, start))| {
+            shown == now && translator::still_current(orig, start)
+        });
     let target = if unchanged {
         cache
     } else {
