@@ -267,6 +267,94 @@ fn a_loop_left_after_any_number_of_iterations_counts_exactly() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// A process image attributed in parts on several threads (a large one is:
+/// crates/attribution/src/split.rs) has the rows of one pass, with every
+/// function a part of its own (FLOPSCOPE_ATTRIBUTION_PARTS far above their
+/// number), under both engines: where.c's functions, loops and lines, and
+/// fall.c's, whose loop is entered both by a call and by falling in from
+/// the function before it (its count exact: 2 x REPS entries, 2 x N x REPS
+/// iterations). The C library's rows are left out: its string functions'
+/// counts follow the data's alignment, which moves between runs.
+#[test]
+fn rows_attributed_in_parts_equal_those_of_one_pass() {
+    let (n, reps) = (1000u64, 3u64);
+    let args = [n.to_string(), reps.to_string()];
+    let programs = [
+        (build_where(&["-O2"]), &["/where", "/libwhere.so"][..]),
+        (compile("gcc", "fall.c", &["-O2", "-g"], "fall"), &["/fall"]),
+    ];
+    for (exe, modules) in programs {
+        for engine in ENGINES {
+            let count = |parts: &str| {
+                let env = [("FLOPSCOPE_ATTRIBUTION_PARTS", parts)];
+                count_ok_with(engine, &exe, &args, &env)
+            };
+            let (one, split) = (count("1"), count("100000"));
+            let (one, rows) = (own_rows(&one, modules), own_rows(&split, modules));
+            let what = format!("{} under {engine}", exe.display());
+            for kind in ["functions", "loops", "lines"] {
+                assert!(
+                    one[kind].as_array().is_some_and(|a| !a.is_empty()),
+                    "{what}: no rows of its own in {kind}"
+                );
+            }
+            assert_eq!(one, rows, "{what}: rows in one part, then in parts");
+            if modules == ["/fall"] {
+                let fall_loop = split.0["loops"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|l| l["function"] == "fall_loop")
+                    .unwrap_or_else(|| panic!("{what}: no loop in fall_loop"));
+                let got = ["entries", "iterations"].map(|k| fall_loop[k].as_u64());
+                let flop = fall_loop["flop"]["total"].as_u64();
+                assert_eq!(
+                    (got, flop),
+                    ([Some(2 * reps), Some(2 * n * reps)], Some(2 * n * reps)),
+                    "{what}: fall_loop's loop (entries, iterations), FLOP"
+                );
+            }
+        }
+    }
+}
+
+/// The rows of `modules` (file name endings), without what differs between
+/// runs (the sampled time, load addresses), a loop's parent as its line.
+fn own_rows(r: &Report, modules: &[&str]) -> Value {
+    let own = |row: &Value| {
+        row["module"]
+            .as_str()
+            .is_some_and(|m| modules.iter().any(|end| m.ends_with(end)))
+    };
+    let loops = r.0["loops"].as_array().unwrap();
+    let mut out = serde_json::Map::new();
+    for kind in ["functions", "loops", "lines"] {
+        let rows: Vec<Value> = r.0[kind]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|row| own(row))
+            .map(|row| {
+                let mut row = row.clone();
+                let o = row.as_object_mut().unwrap();
+                for k in ["time_s", "samples", "gflops", "address", "header"] {
+                    o.remove(k);
+                }
+                if let Some(inclusive) = o.get_mut("inclusive") {
+                    // Callees in the C library: only their FLOP are fixed.
+                    *inclusive = inclusive["flop"].clone();
+                }
+                if let Some(p) = o.get("parent").and_then(Value::as_u64) {
+                    o.insert("parent".into(), loops[p as usize]["line"].clone());
+                }
+                row
+            })
+            .collect();
+        out.insert(kind.into(), Value::Array(rows));
+    }
+    Value::Object(out)
+}
+
 /// Compiles `source` (tests/kernels/attribution) with `compiler` and
 /// `flags` into the test's directory as `out`.
 fn compile(compiler: &str, source: &str, flags: &[&str], out: &str) -> PathBuf {

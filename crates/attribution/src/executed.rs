@@ -29,6 +29,10 @@ pub struct ExecBlock {
     pub runs: u64,
     /// Times its conditional branch was taken.
     pub taken: u64,
+    /// The rest of a block cut at another block's start (to attribute
+    /// parts of a process apart): reached by falling in, never entered at
+    /// `start` as a block is.
+    pub cut: bool,
     pub insns: Vec<ExecInsn>,
 }
 
@@ -200,6 +204,7 @@ fn exec_block(
         end: b.end,
         runs: block_runs,
         taken,
+        cut: false,
         insns,
     }
 }

@@ -11,6 +11,8 @@
 //!   callees (inclusive);
 //! - `parallel`: the files of a job's processes attributed on several
 //!   threads;
+//! - `split`: one large process image attributed on several threads,
+//!   cut at machine-function boundaries;
 //! - `tally`: one process's counts per function and line as its
 //!   instructions are added;
 //! - [`Attribution`]: the counts keyed by function, line and loop, merged
@@ -35,6 +37,7 @@ pub mod loops;
 mod parallel;
 pub mod place;
 mod rows;
+mod split;
 mod tally;
 pub mod time;
 

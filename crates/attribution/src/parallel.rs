@@ -1,12 +1,13 @@
 //! The files of a job's processes (one per process image) attributed on
 //! several threads: each worker takes the next file, largest code table
 //! first so that the workers finish together, and keeps a symbolizer of
-//! its own (modules load once a worker, not once a job). A job of one
-//! process gains nothing; gcc (driver, cc1, as) or a shell script's
-//! commands do.
+//! its own (modules load once a worker, not once a job). A file holding
+//! more than its share of the job's code (the one file of a single
+//! process, gcc's cc1) is itself cut into parts on as many threads
+//! (`split`), about one a core its share fills.
 
 use crate::tally::Sampled;
-use crate::{Attribution, Executed};
+use crate::{split, Attribution, Executed};
 use flopscope_counter_file::profile::code_path;
 use flopscope_symbols::Symbolizer;
 use std::path::{Path, PathBuf};
@@ -20,22 +21,53 @@ const MAX_WORKERS: usize = 4;
 /// One file's attribution (none without a code table) and its warnings.
 pub type Attributed = (Option<Attribution>, Vec<String>);
 
+/// Sets the number of parts each process image is attributed in, instead
+/// of one a core its share of the job's code fills (and none below
+/// `split::MIN_INSNS` instructions): to compare the split with one pass.
+pub const PARTS_ENV: &str = "FLOPSCOPE_ATTRIBUTION_PARTS";
+
+/// Parts for each file of `sizes` (code table bytes) on `cores` cores: a
+/// file holding more than a core's share of the job gets a part for each
+/// share it holds, begun (gcc: cc1, about nine tenths of the code, gets 2
+/// on 2 cores; the driver and the assembler 1 each).
+fn parts(sizes: &[u64], cores: usize) -> Vec<usize> {
+    let total = u128::from(sizes.iter().sum::<u64>().max(1));
+    sizes
+        .iter()
+        .map(|&s| {
+            let shares = (u128::from(s) * cores as u128).div_ceil(total);
+            (shares as usize).clamp(1, cores)
+        })
+        .collect()
+}
+
 /// Every file of `processes`, in their order (flattened).
 pub fn attribute_all(processes: &[Vec<PathBuf>], sampled: Option<&Sampled>) -> Vec<Attributed> {
     let files: Vec<&Path> = processes.iter().flatten().map(PathBuf::as_path).collect();
-    let size = |f: &Path| std::fs::metadata(code_path(f)).map_or(0, |m| m.len());
+    let sizes: Vec<u64> = files
+        .iter()
+        .map(|f| std::fs::metadata(code_path(f)).map_or(0, |m| m.len()))
+        .collect();
     let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(size(files[i])));
-    let workers = std::thread::available_parallelism()
+    order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
+    let cores = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(MAX_WORKERS)
-        .min(files.len());
+        .min(MAX_WORKERS);
+    let forced: Option<usize> = std::env::var(PARTS_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n >= 1);
+    let parts = match forced {
+        Some(n) => vec![n; files.len()],
+        None => parts(&sizes, cores),
+    };
+    let workers = cores.min(files.len());
     let next = AtomicUsize::new(0);
     let results: Vec<Mutex<Option<Attributed>>> = files.iter().map(|_| Mutex::new(None)).collect();
     let work = || {
         let mut symbolizer = Symbolizer::asked_once();
         while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let done = one(files[i], sampled, &mut symbolizer);
+            let done = one(files[i], sampled, &mut symbolizer, parts[i], forced.is_some());
             *results[i].lock().expect("no worker panicked") = Some(done);
         }
     };
@@ -58,8 +90,14 @@ pub fn attribute_all(processes: &[Vec<PathBuf>], sampled: Option<&Sampled>) -> V
         .collect()
 }
 
-/// One process image's file.
-fn one(path: &Path, sampled: Option<&Sampled>, symbolizer: &mut Symbolizer) -> Attributed {
+/// One process image's file, in `parts` parts (see `split`).
+fn one(
+    path: &Path,
+    sampled: Option<&Sampled>,
+    symbolizer: &mut Symbolizer,
+    parts: usize,
+    forced: bool,
+) -> Attributed {
     let mut warnings = Vec::new();
     let a = match Executed::read(path) {
         Ok(Some(ex)) => {
@@ -69,7 +107,7 @@ fn one(path: &Path, sampled: Option<&Sampled>, symbolizer: &mut Symbolizer) -> A
                     path.display()
                 ));
             }
-            Some(Attribution::of(&ex, sampled, symbolizer))
+            Some(split::attribute(ex, sampled, symbolizer, parts, forced))
         }
         Ok(None) => None,
         Err(e) => {
@@ -78,4 +116,19 @@ fn one(path: &Path, sampled: Option<&Sampled>, symbolizer: &mut Symbolizer) -> A
         }
     };
     (a, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parts;
+
+    #[test]
+    fn a_file_gets_a_part_for_each_core_share_it_holds() {
+        assert_eq!(parts(&[100], 2), [2]);
+        assert_eq!(parts(&[90, 6, 4], 2), [2, 1, 1]);
+        assert_eq!(parts(&[50, 50], 2), [1, 1]);
+        assert_eq!(parts(&[70, 10, 10, 10], 4), [3, 1, 1, 1]);
+        assert_eq!(parts(&[0, 0], 2), [1, 1]);
+        assert_eq!(parts(&[5], 1), [1]);
+    }
 }

@@ -20,6 +20,9 @@ pub fn id(n: &Name) -> usize {
     Arc::as_ptr(n) as *const u8 as usize
 }
 
+/// The module name of code outside every file mapping.
+pub const ANONYMOUS: &str = "[anonymous]";
+
 /// The source position of an instruction, and the functions around it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Place {
@@ -185,9 +188,9 @@ impl<'a> Places<'a> {
         let found = self.mapping(snapshot, pc);
         let Some(at) = found else {
             // Code outside every file mapping (generated code, the vDSO).
-            let page = self.name(&format!("[anonymous]+{:#x}", pc & !0xfff));
+            let page = self.name(&format!("{ANONYMOUS}+{:#x}", pc & !0xfff));
             return Place {
-                module: self.name("[anonymous]"),
+                module: self.name(ANONYMOUS),
                 function: page.clone(),
                 inlined_into: None,
                 chain: self.shared_chain(vec![page.clone()]),
@@ -205,7 +208,7 @@ impl<'a> Places<'a> {
         let module = match self.modules.get(&(snapshot, at)) {
             Some(m) => m.clone(),
             None => {
-                let m = self.name(&map.path.display().to_string());
+                let m = self.name(&map.path.to_string_lossy());
                 self.modules.insert((snapshot, at), m.clone());
                 m
             }

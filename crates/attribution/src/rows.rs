@@ -125,7 +125,7 @@ impl Attribution {
                 continue;
             }
             let head = places.of(b.snapshot, b.start);
-            if b.start == head.symbol_start {
+            if b.start == head.symbol_start && !b.cut {
                 *self
                     .calls
                     .entries
