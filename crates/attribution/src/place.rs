@@ -83,6 +83,24 @@ pub struct Places<'a> {
     last_map: Option<(usize, usize)>,
     /// Module names by (snapshot, mapping index).
     modules: FxHashMap<(usize, usize), Name>,
+    /// Where the last place looked up holds for other addresses too.
+    span: Option<Span>,
+}
+
+/// Addresses whose place is that of an earlier one but for the offset
+/// ([`Symbolizer::same_until`]): the rest of a block's instructions, most
+/// often, found without asking the symbolizer and naming each again.
+struct Span {
+    snapshot: usize,
+    /// The addresses, `from..until`, all in one mapping.
+    from: u64,
+    until: u64,
+    /// The place of `from`, by number.
+    place: u32,
+    /// The mapping's start and file offset (0 and 0 outside every file,
+    /// where the offset is the address).
+    map_start: u64,
+    file_offset: u64,
 }
 
 impl<'a> Places<'a> {
@@ -103,6 +121,7 @@ impl<'a> Places<'a> {
             recent: Vec::new(),
             last_map: None,
             modules: FxHashMap::default(),
+            span: None,
         }
     }
 
@@ -136,9 +155,26 @@ impl<'a> Places<'a> {
         if let Some(&i) = self.cache.get(&key) {
             return i;
         }
-        let place = self.look_up(snapshot, pc);
         let i = u32::try_from(self.places.len()).expect("fewer than 2^32 executed addresses");
-        self.places.push(place);
+        match &self.span {
+            Some(s) if s.snapshot == snapshot && (s.from..s.until).contains(&pc) => {
+                let mut place = self.places[s.place as usize].clone();
+                place.offset = pc - s.map_start + s.file_offset;
+                self.places.push(place);
+            }
+            _ => {
+                let (place, span) = self.look_up(snapshot, pc);
+                self.places.push(place);
+                self.span = span.map(|(until, map_start, file_offset)| Span {
+                    snapshot,
+                    from: pc,
+                    until,
+                    place: i,
+                    map_start,
+                    file_offset,
+                });
+            }
+        }
         self.cache.insert(key, i);
         i
     }
@@ -180,7 +216,9 @@ impl<'a> Places<'a> {
         }
     }
 
-    fn look_up(&mut self, snapshot: usize, pc: u64) -> Place {
+    /// The place of `pc`, and how far on the answer holds (see [`Span`]):
+    /// (until, mapping start, file offset).
+    fn look_up(&mut self, snapshot: usize, pc: u64) -> (Place, Option<(u64, u64, u64)>) {
         // Keep the previous place's names (the last few) as candidates.
         if self.recent.len() > 16 {
             self.recent.drain(..self.recent.len() - 16);
@@ -189,7 +227,7 @@ impl<'a> Places<'a> {
         let Some(at) = found else {
             // Code outside every file mapping (generated code, the vDSO).
             let page = self.name(&format!("{ANONYMOUS}+{:#x}", pc & !0xfff));
-            return Place {
+            let place = Place {
                 module: self.name(ANONYMOUS),
                 function: page.clone(),
                 inlined_into: None,
@@ -200,10 +238,15 @@ impl<'a> Places<'a> {
                 line: None,
                 offset: pc,
             };
+            return (place, Some(((pc | 0xfff) + 1, 0, 0)));
         };
         let snapshots = self.snapshots;
         let map = &snapshots[snapshot][at];
         let loc: Location = self.symbolizer.locate(map, pc);
+        let span = loc.frames.is_empty().then(|| {
+            let until = self.symbolizer.same_until(map, pc);
+            (until, map.start, map.file_offset)
+        });
         let offset = pc - map.start + map.file_offset;
         let module = match self.modules.get(&(snapshot, at)) {
             Some(m) => m.clone(),
@@ -230,7 +273,7 @@ impl<'a> Places<'a> {
         let file = innermost
             .and_then(|f| f.file.as_deref())
             .map(|f| self.name(f));
-        Place {
+        let place = Place {
             module,
             function,
             inlined_into,
@@ -240,6 +283,7 @@ impl<'a> Places<'a> {
             file,
             line: innermost.and_then(|f| f.line).filter(|l| *l != 0),
             offset,
-        }
+        };
+        (place, span)
     }
 }

@@ -69,4 +69,14 @@ impl FdeTable {
         let &(start, len) = self.ranges.get(after.checked_sub(1)?)?;
         (addr - start < len).then_some((start, len))
     }
+
+    /// One past the last address from `addr` on that [`FdeTable::lookup`]
+    /// answers as it answers `addr`, where an FDE covers `addr`: its end,
+    /// or the next FDE's start if one begins inside it.
+    pub fn same_until(&self, addr: u64) -> Option<u64> {
+        let after = self.ranges.partition_point(|r| r.0 <= addr);
+        let (start, len) = self.lookup(addr)?;
+        let next = self.ranges.get(after).map_or(u64::MAX, |r| r.0);
+        Some((start + len).min(next))
+    }
 }

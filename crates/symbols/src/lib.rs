@@ -214,6 +214,20 @@ impl Symbolizer {
         }
     }
 
+    /// One past the last runtime address from `addr` on, within `map`, that
+    /// [`Symbolizer::locate`] answers as it answers `addr` (but for the
+    /// address in nothing but the offset), where that is known without
+    /// asking each: the rest of its symbol in a module without source lines.
+    /// `addr + 1` where each address may be answered differently.
+    pub fn same_until(&mut self, map: &Mapping, addr: u64) -> u64 {
+        let Ok(module) = self.module(&map.path) else {
+            return addr + 1;
+        };
+        let (vaddr, _) = module.file_address(map, addr);
+        let span = module.same_until(vaddr).saturating_sub(vaddr).max(1);
+        addr.saturating_add(span).min(map.end).max(addr + 1)
+    }
+
     /// Why `path` gives no names, if it could not be loaded (loading it now
     /// if it was not yet).
     pub fn load_error(&mut self, path: &Path) -> Option<&LoadError> {

@@ -157,6 +157,30 @@ impl Module {
         &self.resolved[&vaddr]
     }
 
+    /// One past the last file address from `vaddr` on that resolves as
+    /// `vaddr` does, where that is known without resolving each: the rest
+    /// of its symbol (or of its FDE, in stripped code) in a module without
+    /// DWARF; `vaddr + 1` where each address may differ (source lines, a
+    /// name made of the address itself).
+    pub fn same_until(&self, vaddr: u64) -> u64 {
+        if self.dwarf.is_some() {
+            return vaddr + 1;
+        }
+        let table = if self.symbols.is_empty() {
+            &self.dynamic
+        } else {
+            &self.symbols
+        };
+        let (found, until) = table.same_until(vaddr);
+        if found {
+            return until;
+        }
+        match self.fdes.same_until(vaddr) {
+            Some(end) => until.min(end),
+            None => vaddr + 1,
+        }
+    }
+
     pub fn resolve_uncached(&mut self, vaddr: u64) -> Resolved {
         let table = if self.symbols.is_empty() {
             &mut self.dynamic

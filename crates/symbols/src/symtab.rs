@@ -138,6 +138,23 @@ impl SymbolTable {
     }
 
     /// The function containing file address `addr`, its name demangled.
+    /// Whether [`SymbolTable::lookup`] finds an entry for `addr`, and one
+    /// past the last address from `addr` on that it answers as it answers
+    /// `addr`: no entry starts before it (one would be chosen from there),
+    /// and the entry chosen for `addr` still covers it (the later ones,
+    /// searched first, have ended before `addr` and stay ended).
+    pub fn same_until(&self, addr: u64) -> (bool, u64) {
+        let after = self.entries.partition_point(|e| e.start <= addr);
+        let next = self.entries.get(after).map_or(u64::MAX, |e| e.start);
+        let chosen = (after.saturating_sub(8)..after)
+            .rev()
+            .find(|&i| addr < self.entries[i].end);
+        match chosen {
+            Some(i) => (true, self.entries[i].end.min(next)),
+            None => (false, next),
+        }
+    }
+
     pub fn lookup(&mut self, addr: u64) -> Option<FileSymbol> {
         let after = self.entries.partition_point(|e| e.start <= addr);
         // A symbol nested in a larger one (rare: hand-written assembly) ends

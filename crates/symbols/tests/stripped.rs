@@ -231,3 +231,41 @@ fn build_id_debug_file() {
         .iter()
         .all(|l| l.symbol.name.starts_with("kernels.stripped+0x")));
 }
+
+/// `same_until` promises that `locate` answers alike over a stretch of
+/// addresses: checked at every byte of each function, in a stripped copy
+/// (named by FDE) and in one without DWARF but with its symbol table; the
+/// stretch is the whole function from its start, and the next address is
+/// answered otherwise. With DWARF, where each address may have a line of
+/// its own, it promises nothing beyond the address itself.
+#[test]
+fn same_until_covers_only_addresses_answered_alike() {
+    let p = Program::build();
+    let stripped = p.w.path("kernels.stripped");
+    tool("strip", &["-o", path(&stripped), path(&p.exe)]);
+    let symbols_only = p.w.path("kernels.symbols");
+    tool("strip", &["--strip-debug", "-o", path(&symbols_only), path(&p.exe)]);
+    for file in [&stripped, &symbols_only] {
+        let run = Run::of(file);
+        let mut symbolizer = Symbolizer::new();
+        for name in FUNCTIONS {
+            let sym = p.nm[name];
+            let start = rebase(sym.vaddr, p.nm["main"].vaddr, run.value("main"));
+            let map = run.map(start);
+            let first = symbolizer.locate(map, start);
+            let until = symbolizer.same_until(map, start);
+            assert_eq!(until, start + sym.size, "{name} in {}", file.display());
+            for addr in start..until {
+                assert_eq!(symbolizer.locate(map, addr), first, "{name} at {addr:#x}");
+                assert!(symbolizer.same_until(map, addr) <= until);
+            }
+            if map.contains(until) {
+                assert_ne!(symbolizer.locate(map, until), first, "{name}'s end");
+            }
+        }
+    }
+    let run = Run::of(&p.exe);
+    let start = rebase(p.nm["sum_squares"].vaddr, p.nm["main"].vaddr, run.value("main"));
+    let mut symbolizer = Symbolizer::new();
+    assert_eq!(symbolizer.same_until(run.map(start), start), start + 1);
+}
