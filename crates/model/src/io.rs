@@ -31,19 +31,17 @@ pub enum IoError {
 /// `/dev/null`) is written in place: renaming over it would replace the
 /// device with a file.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), IoError> {
-    let err = |source| IoError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Ok(md) = std::fs::metadata(path) {
-        if !md.is_file() {
-            return std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .and_then(|mut f| f.write_all(contents))
-                .map_err(err);
-        }
-    }
+    write_atomic_with(path, |w| w.write_all(contents))
+}
+
+/// [`write_atomic`] of what `fill` writes, through a buffer: a large
+/// report is serialized straight into the file instead of into a string
+/// first (gcc's 111 MB report: no 111 MB string to grow and copy).
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), IoError> {
+    let in_place = std::fs::metadata(path).is_ok_and(|md| !md.is_file());
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -54,15 +52,27 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), IoError> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents)?;
+        let f = if in_place {
+            std::fs::OpenOptions::new().write(true).open(path)?
+        } else {
+            std::fs::File::create(&tmp)?
+        };
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        fill(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        if in_place {
+            return Ok(());
+        }
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
-    if result.is_err() {
+    if result.is_err() && !in_place {
         let _ = std::fs::remove_file(&tmp);
     }
-    result.map_err(err)
+    result.map_err(|source| IoError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 impl Report {

@@ -41,7 +41,7 @@ pub use attribution::{FunctionRow, Inclusive, LineRow, LoopRow, Sampling};
 pub use ceilings::{BandwidthCeiling, Ceilings, ComputeCeiling};
 pub use counts::{Counts, FpKey, FpTally};
 pub use engine::{Engine, EngineError};
-pub use io::{write_atomic, IoError};
+pub use io::{write_atomic, write_atomic_with, IoError};
 pub use machine_record::MachineRecord;
 pub use report::{
     width_key, ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses,

@@ -485,6 +485,12 @@ impl Report {
         (p > 0.0).then(|| 100.0 * g / p)
     }
 
+    /// [`Report::to_json`] written to `w` as it is made.
+    pub fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut *w, self)?;
+        w.write_all(b"\n")
+    }
+
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).expect("a report always serializes");
         s.push('\n');

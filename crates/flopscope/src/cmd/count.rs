@@ -631,7 +631,14 @@ pub fn emit_top(
     output: Option<&std::path::Path>,
     top: usize,
 ) -> Result<()> {
-    crate::output::write_text(&render(report, format, top), output)
+    match (format, output) {
+        (Format::Json, Some(path)) => {
+            flopscope_model::write_atomic_with(path, |w| report.write_json(w))?;
+            eprintln!("flopscope: wrote {}", path.display());
+            Ok(())
+        }
+        _ => crate::output::write_text(&render(report, format, top), output),
+    }
 }
 
 /// The samples of `run` (the counted run or the timed runs), placed for
