@@ -67,7 +67,13 @@ pub fn attribute_all(processes: &[Vec<PathBuf>], sampled: Option<&Sampled>) -> V
     let work = || {
         let mut symbolizer = Symbolizer::asked_once();
         while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let done = one(files[i], sampled, &mut symbolizer, parts[i], forced.is_some());
+            let done = one(
+                files[i],
+                sampled,
+                &mut symbolizer,
+                parts[i],
+                forced.is_some(),
+            );
             *results[i].lock().expect("no worker panicked") = Some(done);
         }
     };

@@ -9,8 +9,8 @@
 //! pass. The rows are those of [`Attribution::of`] over the whole image.
 //! A compiler's cc1 spends about two seconds in that pass on one thread.
 
-use crate::place;
 use crate::executed::ExecBlock;
+use crate::place;
 use crate::tally::Sampled;
 use crate::{Attribution, Executed};
 use flopscope_counter_file::profile::End;
@@ -88,9 +88,7 @@ pub fn attribute(
     std::thread::scope(|s| {
         let others: Vec<_> = rest
             .into_iter()
-            .map(|p| {
-                s.spawn(move || Attribution::of(&p, sampled, &mut Symbolizer::asked_once()))
-            })
+            .map(|p| s.spawn(move || Attribution::of(&p, sampled, &mut Symbolizer::asked_once())))
             .collect();
         let mut out = Attribution::of(&first, sampled, symbolizer);
         for h in others {

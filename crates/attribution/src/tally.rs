@@ -69,7 +69,10 @@ impl Tally {
         if let (Some(l), Some(file)) = (p.line, &p.file) {
             // The lowest (line, file): a tie goes to the same file whatever
             // the order instructions come in (merged parts, see `split`).
-            if f.first_line.as_ref().is_none_or(|(fl, ff)| (l, file) < (*fl, ff)) {
+            if f.first_line
+                .as_ref()
+                .is_none_or(|(fl, ff)| (l, file) < (*fl, ff))
+            {
                 f.first_line = Some((l, file.clone()));
             }
         }

@@ -79,4 +79,15 @@ impl FdeTable {
         let next = self.ranges.get(after).map_or(u64::MAX, |r| r.0);
         Some((start + len).min(next))
     }
+
+    /// Around an address no FDE covers: the end of the FDE before it (0 if
+    /// none), and the next FDE's start (`u64::MAX` if none).
+    pub fn gap_around(&self, addr: u64) -> (u64, u64) {
+        let after = self.ranges.partition_point(|r| r.0 <= addr);
+        let before = after
+            .checked_sub(1)
+            .map_or(0, |i| self.ranges[i].0 + self.ranges[i].1);
+        let next = self.ranges.get(after).map_or(u64::MAX, |r| r.0);
+        (before.min(addr), next)
+    }
 }

@@ -80,7 +80,9 @@ impl Location {
 /// Named from `.symtab`, else `.dynsym`; in stripped code, by the `.eh_frame`
 /// FDE that covers the address, as `<module file name>+0x<FDE start>` (the
 /// start in the file's address space, so the name is the same in every run);
-/// where nothing covers it, `<module file name>+0x<file address>`.
+/// where nothing covers it (C start-up code, `_init`, `_fini`), by the start
+/// of the uncovered stretch of its code section, the same way; outside every
+/// code section, `<module file name>+0x<file address>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Symbol {
     /// Demangled name.

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use object::{Object, ObjectSegment, SegmentFlags};
+use object::{Object, ObjectSection, ObjectSegment, SectionKind, SegmentFlags};
 
 use crate::debug_file;
 use crate::dwarf::{has_dwarf, Dwarf, Elf};
@@ -36,6 +36,8 @@ pub(crate) struct Module {
     /// `.dynsym`, asked only where `symbols` (`.symtab`) is empty.
     dynamic: SymbolTable,
     fdes: FdeTable,
+    /// Address ranges of the code sections (`.init`, `.plt`, `.text`, ...).
+    code: Vec<(u64, u64)>,
     dwarf: Option<Dwarf>,
     resolved: HashMap<u64, Resolved>,
 }
@@ -125,6 +127,11 @@ impl Module {
             symbols,
             dynamic,
             fdes: FdeTable::read(&file),
+            code: file
+                .sections()
+                .filter(|s| s.kind() == SectionKind::Text)
+                .map(|s| (s.address(), s.address().saturating_add(s.size())))
+                .collect(),
             dwarf,
             resolved: HashMap::new(),
         })
@@ -166,19 +173,37 @@ impl Module {
         if self.dwarf.is_some() {
             return vaddr + 1;
         }
-        let table = if self.symbols.is_empty() {
-            &self.dynamic
-        } else {
-            &self.symbols
-        };
-        let (found, until) = table.same_until(vaddr);
+        let (found, until) = self.table().same_until(vaddr);
         if found {
             return until;
         }
         match self.fdes.same_until(vaddr) {
             Some(end) => until.min(end),
-            None => vaddr + 1,
+            None => self.gap(vaddr).map_or(vaddr + 1, |(_, end)| end),
         }
+    }
+
+    /// The symbol table asked: `.symtab`, else `.dynsym`.
+    fn table(&self) -> &SymbolTable {
+        if self.symbols.is_empty() {
+            &self.dynamic
+        } else {
+            &self.symbols
+        }
+    }
+
+    /// The stretch of code around `vaddr` that no symbol and no FDE covers
+    /// (C run-time start-up code in a stripped file, `_init`, `_fini`), within
+    /// its code section: named as one function, by its start, rather than
+    /// every address apart. `None` outside every code section.
+    fn gap(&self, vaddr: u64) -> Option<(u64, u64)> {
+        let &(section_start, section_end) =
+            self.code.iter().find(|(s, e)| (*s..*e).contains(&vaddr))?;
+        let (sym_before, sym_next) = self.table().gap_around(vaddr);
+        let (fde_before, fde_next) = self.fdes.gap_around(vaddr);
+        let start = section_start.max(sym_before).max(fde_before);
+        let end = section_end.min(sym_next).min(fde_next);
+        Some((start, end))
     }
 
     pub fn resolve_uncached(&mut self, vaddr: u64) -> Resolved {
@@ -187,20 +212,21 @@ impl Module {
         } else {
             &mut self.symbols
         };
-        let symbol = table
-            .lookup(vaddr)
-            .unwrap_or_else(|| match self.fdes.lookup(vaddr) {
-                Some((start, len)) => FileSymbol {
-                    name: format!("{}+{start:#x}", self.name),
-                    start,
-                    size: Some(len),
+        let found = table.lookup(vaddr);
+        let symbol = found.unwrap_or_else(|| {
+            let (start, size) = match self.fdes.lookup(vaddr) {
+                Some((start, len)) => (start, Some(len)),
+                None => match self.gap(vaddr) {
+                    Some((start, end)) => (start, Some(end - start)),
+                    None => (vaddr, None),
                 },
-                None => FileSymbol {
-                    name: format!("{}+{vaddr:#x}", self.name),
-                    start: vaddr,
-                    size: None,
-                },
-            });
+            };
+            FileSymbol {
+                name: format!("{}+{start:#x}", self.name),
+                start,
+                size,
+            }
+        });
         let frames = self
             .dwarf
             .as_mut()

@@ -155,6 +155,21 @@ impl SymbolTable {
         }
     }
 
+    /// Around an address no entry covers: the furthest end of the entries
+    /// [`SymbolTable::lookup`] would search before it (0 if none), and the
+    /// next entry's start (`u64::MAX` if none).
+    pub fn gap_around(&self, addr: u64) -> (u64, u64) {
+        let after = self.entries.partition_point(|e| e.start <= addr);
+        let before = self.entries[after.saturating_sub(8)..after]
+            .iter()
+            .map(|e| e.end)
+            .filter(|&end| end <= addr)
+            .max()
+            .unwrap_or(0);
+        let next = self.entries.get(after).map_or(u64::MAX, |e| e.start);
+        (before, next)
+    }
+
     pub fn lookup(&mut self, addr: u64) -> Option<FileSymbol> {
         let after = self.entries.partition_point(|e| e.start <= addr);
         // A symbol nested in a larger one (rare: hand-written assembly) ends

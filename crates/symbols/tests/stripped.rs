@@ -244,7 +244,10 @@ fn same_until_covers_only_addresses_answered_alike() {
     let stripped = p.w.path("kernels.stripped");
     tool("strip", &["-o", path(&stripped), path(&p.exe)]);
     let symbols_only = p.w.path("kernels.symbols");
-    tool("strip", &["--strip-debug", "-o", path(&symbols_only), path(&p.exe)]);
+    tool(
+        "strip",
+        &["--strip-debug", "-o", path(&symbols_only), path(&p.exe)],
+    );
     for file in [&stripped, &symbols_only] {
         let run = Run::of(file);
         let mut symbolizer = Symbolizer::new();
@@ -265,7 +268,48 @@ fn same_until_covers_only_addresses_answered_alike() {
         }
     }
     let run = Run::of(&p.exe);
-    let start = rebase(p.nm["sum_squares"].vaddr, p.nm["main"].vaddr, run.value("main"));
+    let start = rebase(
+        p.nm["sum_squares"].vaddr,
+        p.nm["main"].vaddr,
+        run.value("main"),
+    );
     let mut symbolizer = Symbolizer::new();
     assert_eq!(symbolizer.same_until(run.map(start), start), start + 1);
+}
+
+/// Code that no symbol and no FDE covers in a stripped file (the C start-up
+/// code gcc links in, `deregister_tm_clones` to `frame_dummy`, has no FDE)
+/// is one function per uncovered stretch of its section, named by the
+/// stretch's start, not one per address; `same_until` spans it.
+#[test]
+fn code_nothing_covers_is_one_function_per_stretch() {
+    let p = Program::build();
+    let stripped = p.w.path("kernels.stripped");
+    tool("strip", &["-o", path(&stripped), path(&p.exe)]);
+    let crt = ["deregister_tm_clones", "register_tm_clones", "frame_dummy"];
+    let vaddrs: Vec<u64> = tool("nm", &["--defined-only", path(&p.exe)])
+        .lines()
+        .filter_map(
+            |line| match line.split_whitespace().collect::<Vec<_>>()[..] {
+                [vaddr, "t", name] if crt.contains(&name) => u64::from_str_radix(vaddr, 16).ok(),
+                _ => None,
+            },
+        )
+        .collect();
+    assert_eq!(vaddrs.len(), crt.len(), "{crt:?} in {}", p.exe.display());
+    let run = Run::of(&stripped);
+    let rt = |vaddr| rebase(vaddr, p.nm["main"].vaddr, run.value("main"));
+    let mut symbolizer = Symbolizer::new();
+    let first = rt(vaddrs[0]);
+    let map = run.map(first);
+    let symbol = symbolizer.locate(map, first).symbol;
+    assert!(symbol.name.starts_with("kernels.stripped+0x"), "{symbol:?}");
+    assert!(symbol.start <= first, "{symbol:?}");
+    for &v in &vaddrs {
+        for addr in [rt(v), rt(v) + 1] {
+            assert_eq!(symbolizer.locate(map, addr).symbol, symbol, "at {addr:#x}");
+        }
+    }
+    let last = vaddrs.iter().map(|&v| rt(v)).max().unwrap();
+    assert!(symbolizer.same_until(map, symbol.start) > last + 1);
 }
