@@ -56,7 +56,7 @@ pub fn attribute(
     let insns: usize = ex.blocks.iter().map(|b| b.insns.len()).sum();
     // No more parts than blocks (a part per function at most, in the end).
     let parts = parts.min(ex.blocks.len());
-    if parts <= 1 || ex.blocks.len() < 2 || (!forced && insns < MIN_INSNS) {
+    if parts <= 1 || (!forced && insns < MIN_INSNS) {
         return Attribution::of(&ex, sampled, symbolizer);
     }
     let part_of = assign(&ex, symbolizer, parts, insns);

@@ -492,9 +492,10 @@ impl Report {
     }
 
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("a report always serializes");
-        s.push('\n');
-        s
+        let mut bytes = Vec::new();
+        self.write_json(&mut bytes)
+            .expect("a report always serializes");
+        String::from_utf8(bytes).expect("serde_json writes UTF-8")
     }
 
     pub fn from_json(text: &str) -> Result<Report, serde_json::Error> {

@@ -192,6 +192,15 @@ impl Module {
         }
     }
 
+    /// [`Module::table`], to look up in (its names are demangled on demand).
+    fn table_mut(&mut self) -> &mut SymbolTable {
+        if self.symbols.is_empty() {
+            &mut self.dynamic
+        } else {
+            &mut self.symbols
+        }
+    }
+
     /// The stretch of code around `vaddr` that no symbol and no FDE covers
     /// (C run-time start-up code in a stripped file, `_init`, `_fini`), within
     /// its code section: named as one function, by its start, rather than
@@ -207,12 +216,7 @@ impl Module {
     }
 
     pub fn resolve_uncached(&mut self, vaddr: u64) -> Resolved {
-        let table = if self.symbols.is_empty() {
-            &mut self.dynamic
-        } else {
-            &mut self.symbols
-        };
-        let found = table.lookup(vaddr);
+        let found = self.table_mut().lookup(vaddr);
         let symbol = found.unwrap_or_else(|| {
             let (start, size) = match self.fdes.lookup(vaddr) {
                 Some((start, len)) => (start, Some(len)),

@@ -137,18 +137,32 @@ impl SymbolTable {
         self.entries.is_empty()
     }
 
-    /// The function containing file address `addr`, its name demangled.
+    /// Where `addr` falls: the position after the last entry starting at
+    /// or before it, and the entry [`SymbolTable::lookup`] chooses, if any.
+    /// A symbol nested in a larger one (rare: hand-written assembly) ends
+    /// before addr while its container still covers it, so the search looks
+    /// back a little (8 entries) before giving up.
+    fn search(&self, addr: u64) -> (usize, Option<usize>) {
+        let after = self.entries.partition_point(|e| e.start <= addr);
+        let chosen = (after.saturating_sub(8)..after)
+            .rev()
+            .find(|&i| addr < self.entries[i].end);
+        (after, chosen)
+    }
+
+    /// The next entry's start after position `after` (`u64::MAX` if none).
+    fn next_start(&self, after: usize) -> u64 {
+        self.entries.get(after).map_or(u64::MAX, |e| e.start)
+    }
+
     /// Whether [`SymbolTable::lookup`] finds an entry for `addr`, and one
     /// past the last address from `addr` on that it answers as it answers
     /// `addr`: no entry starts before it (one would be chosen from there),
     /// and the entry chosen for `addr` still covers it (the later ones,
     /// searched first, have ended before `addr` and stay ended).
     pub fn same_until(&self, addr: u64) -> (bool, u64) {
-        let after = self.entries.partition_point(|e| e.start <= addr);
-        let next = self.entries.get(after).map_or(u64::MAX, |e| e.start);
-        let chosen = (after.saturating_sub(8)..after)
-            .rev()
-            .find(|&i| addr < self.entries[i].end);
+        let (after, chosen) = self.search(addr);
+        let next = self.next_start(after);
         match chosen {
             Some(i) => (true, self.entries[i].end.min(next)),
             None => (false, next),
@@ -159,25 +173,19 @@ impl SymbolTable {
     /// [`SymbolTable::lookup`] would search before it (0 if none), and the
     /// next entry's start (`u64::MAX` if none).
     pub fn gap_around(&self, addr: u64) -> (u64, u64) {
-        let after = self.entries.partition_point(|e| e.start <= addr);
+        let (after, _) = self.search(addr);
         let before = self.entries[after.saturating_sub(8)..after]
             .iter()
             .map(|e| e.end)
             .filter(|&end| end <= addr)
             .max()
             .unwrap_or(0);
-        let next = self.entries.get(after).map_or(u64::MAX, |e| e.start);
-        (before, next)
+        (before, self.next_start(after))
     }
 
+    /// The function containing file address `addr`, its name demangled.
     pub fn lookup(&mut self, addr: u64) -> Option<FileSymbol> {
-        let after = self.entries.partition_point(|e| e.start <= addr);
-        // A symbol nested in a larger one (rare: hand-written assembly) ends
-        // before addr while its container still covers it, so look back a
-        // little before giving up.
-        let index = (after.saturating_sub(8)..after)
-            .rev()
-            .find(|&i| addr < self.entries[i].end)?;
+        let index = self.search(addr).1?;
         let entry = &self.entries[index];
         let name = self
             .demangled

@@ -633,9 +633,7 @@ pub fn emit_top(
 ) -> Result<()> {
     match (format, output) {
         (Format::Json, Some(path)) => {
-            flopscope_model::write_atomic_with(path, |w| report.write_json(w))?;
-            eprintln!("flopscope: wrote {}", path.display());
-            Ok(())
+            crate::output::write_file_with(path, |w| report.write_json(w))
         }
         _ => crate::output::write_text(&render(report, format, top), output),
     }
