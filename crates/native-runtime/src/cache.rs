@@ -1,7 +1,8 @@
 //! The code cache: arenas of executable memory within reach (+-2 GiB) of the
 //! code they hold copies of, exit stubs, the shared routines at the start
-//! of each arena (dispatcher entry trampoline, indirect-branch lookup), and
-//! the table the lookup searches.
+//! of each arena (dispatcher entry trampoline, the indirect-branch lookup's
+//! slow paths), the table the lookup searches, and the code each indirect
+//! branch ends in (its own one-target cache, then its own table lookup).
 
 use crate::code::{self, Code, Target, RAX, RCX};
 use crate::header;
@@ -113,6 +114,19 @@ fn register(base: u64, end: u64) {
 
 /// Where the dispatcher's indirect-branch misses come from.
 pub static IBL_MISS: crate::translate::Exit = crate::translate::Exit::IblMiss;
+/// Where an indirect branch's first execution enters the dispatcher.
+pub static IBL_FILL: crate::translate::Exit = crate::translate::Exit::IblFill;
+
+/// The shared routines of an arena, which its blocks jump to.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Routines {
+    /// `jmp [rip]; dq fs_enter`.
+    pub enter: u64,
+    /// The lookup's probes after the first (see [`indirect_site`]).
+    pub probe: u64,
+    /// An indirect branch's first execution (see [`indirect_site`]).
+    pub fill: u64,
+}
 
 pub struct Arena {
     pub base: u64,
@@ -120,10 +134,7 @@ pub struct Arena {
     pub next: u64,
     pub stub_top: u64,
     pub end: u64,
-    /// `jmp [rip]; dq fs_enter`.
-    pub enter: u64,
-    /// The indirect-branch lookup (target in rax, program rax at SAVE_RAX).
-    pub ibl: u64,
+    pub routines: Routines,
 }
 
 impl Arena {
@@ -167,10 +178,9 @@ impl Arena {
             next: base,
             stub_top: end,
             end,
-            enter: 0,
-            ibl: 0,
+            routines: Routines::default(),
         };
-        a.enter = a.next;
+        a.routines.enter = a.next;
         // `jmp [rip+2]; int3; int3; dq fs_enter`: the literal 8-byte aligned
         // (the arena is), as a program that sets the alignment-check flag
         // (RFLAGS.AC, which the JVM toggles while it probes the CPU) may
@@ -179,9 +189,11 @@ impl Arena {
         tramp.extend_from_slice(&(crate::asm::fs_enter as *const () as u64).to_le_bytes());
         a.put(&tramp)?;
         a.align(16);
-        a.ibl = a.next;
-        let code = ibl_routine(a.ibl, a.enter);
-        a.put(&code)?;
+        a.routines.probe = a.next;
+        a.put(&probe_routine(a.next, a.routines.enter))?;
+        a.align(16);
+        a.routines.fill = a.next;
+        a.put(&fill_routine(a.next, a.routines.enter))?;
         Some(a)
     }
 
@@ -225,11 +237,35 @@ impl Arena {
         b[25..27].copy_from_slice(&[0x48, 0xb8]);
         b[27..35].copy_from_slice(&desc.to_le_bytes());
         b[35] = 0xe9;
-        let rel = i32::try_from(self.enter as i64 - (at as i64 + 40)).ok()?;
+        let rel = i32::try_from(self.routines.enter as i64 - (at as i64 + 40)).ok()?;
         b[36..40].copy_from_slice(&rel.to_le_bytes());
         // b[40..48]: the site, none yet.
         // SAFETY: [at, at+len) lies in this arena, below the previous stubs.
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), at as *mut u8, b.len()) };
+        self.stub_top = at;
+        Some(at)
+    }
+
+    /// An indirect branch's record (see [`indirect_site`]): two words,
+    /// zero, below the stubs.
+    pub fn record(&mut self) -> Option<u64> {
+        self.data(16)
+    }
+
+    /// An 8-byte literal holding `value`, below the stubs.
+    pub fn literal(&mut self, value: u64) -> Option<u64> {
+        let at = self.data(8)?;
+        // SAFETY: an aligned word of this arena, just taken.
+        unsafe { (at as *mut u64).write(value) };
+        Some(at)
+    }
+
+    /// `bytes` (8 or 16) of data, aligned to their size, below the stubs.
+    fn data(&mut self, bytes: u64) -> Option<u64> {
+        let at = (self.stub_top - bytes) & !(bytes - 1);
+        if at < self.next {
+            return None;
+        }
         self.stub_top = at;
         Some(at)
     }
@@ -253,22 +289,77 @@ pub fn set_site(stub: u64, site: u64) {
     unsafe { (*stub_site(stub)).store(site, Ordering::Release) };
 }
 
-/// The indirect-branch lookup: target in rax, the program's rax at
-/// gs:[SAVE_RAX]; jumps to the target's block, or exits to the dispatcher.
-fn ibl_routine(at: u64, enter: u64) -> Vec<u8> {
-    let mut c = Code::default();
-    let (lookup, next, miss) = (c.label(), c.label(), c.label());
+/// The code an indirect branch (jump, call or return) ends in, once the
+/// block has put its target in rax (the program's rax at gs:[SAVE_RAX]):
+/// 1. The branch's own one-target cache: `record`, two words (the target
+///    negated, the cache address of its block), zero until the branch's
+///    first execution, when the dispatcher sets them, once ([`fill_record`]).
+///    A hit compares without touching the flags (`lea`, `jrcxz`: nothing to
+///    save) and jumps through the record from a jump of this branch's own,
+///    which the processor predicts for this branch alone.
+/// 2. Else the table's first probe, inline, ending in a jump of this
+///    branch's own too: a branch with several targets (an interpreter's
+///    dispatch, a return from a function called from many places) is
+///    predicted from its own history, not through the one jump every
+///    indirect branch of the program would share in a common routine.
+/// 3. Further probes in the arena's shared routine ([`Routines::probe`]),
+///    and the dispatcher when the target has no block in the table.
+///
+/// A record still zero matches a target of 0: the jump through it goes to
+/// address 0 and faults there with the program's registers, as the
+/// program's own jump to 0 would.
+pub fn indirect_site(c: &mut Code, record: u64, r: &Routines) {
+    let (poly, fill) = (c.label(), c.label());
     c.store_gs(header::SAVE_RCX, RCX);
+    c.rip(&[0x48, 0x8b, 0x0d, 0, 0, 0, 0], 3, record); // mov rcx, [record]
+    c.bytes(&[0x48, 0x8d, 0x0c, 0x08]); // lea rcx, [rax+rcx]
+    c.bytes(&[0xe3, 0x05]); // jrcxz over the next jump (5 bytes: to a label)
+    c.jmp(Target::Label(poly));
+    c.load_gs(RCX, header::SAVE_RCX);
+    c.load_gs(RAX, header::SAVE_RAX);
+    c.rip(&[0xff, 0x25, 0, 0, 0, 0], 2, record + 8); // jmp [record+8]
+    c.place(poly);
     c.bytes(&[0x48, 0x89, 0xc1]); // mov rcx, rax
     c.save_flags();
     c.bytes(&[0x48, 0x89, 0xc8]); // mov rax, rcx
+    c.rip(&[0x48, 0x83, 0x3d, 0, 0, 0, 0, 0], 3, record); // cmp qword [record], 0
+    c.jcc(0x4, Target::Label(fill));
     c.bytes(&[0x81, 0xe1]); // and ecx, IBL_OFFSET_MASK (zero-extends)
     c.bytes(&IBL_OFFSET_MASK.to_le_bytes());
     c.bytes(&[0x65, 0x48, 0x03, 0x0c, 0x25]); // add rcx, gs:[IBL_TABLE]
     c.bytes(&header::IBL_TABLE.to_le_bytes());
-    c.place(lookup);
     c.bytes(&[0x48, 0x3b, 0x01]); // cmp rax, [rcx]
-    c.jcc(0x5, Target::Label(next));
+    c.jcc(0x5, Target::Abs(r.probe));
+    found(c);
+    c.place(fill);
+    c.rip(&[0x48, 0x8d, 0x0d, 0, 0, 0, 0], 3, record); // lea rcx, [record]
+    c.jmp(Target::Abs(r.fill));
+}
+
+/// Sets an indirect branch's record (see [`indirect_site`]) to `pc`, whose
+/// block is at `cache`, unless it is set already. Under the translator's
+/// lock. The block's address first: a thread that reads the new key then
+/// reads the address (x86 keeps loads in order). Set once, never changed:
+/// a thread that read the old key cannot pair it with a new address. A
+/// block invalidated since keeps a jump to the dispatcher at its start
+/// (written_code.rs), so an old record still leads to the current code.
+pub fn fill_record(record: u64, pc: u64, cache: u64) {
+    // SAFETY: a record made by `Arena::record`: two aligned words.
+    let (key, dest) = unsafe {
+        let w = record as *const AtomicU64;
+        (&*w, &*w.add(1))
+    };
+    if key.load(Ordering::Acquire) != 0 {
+        return;
+    }
+    dest.store(cache, Ordering::Release);
+    key.store(pc.wrapping_neg(), Ordering::Release);
+}
+
+/// The table entry rcx points at holds the target: its block, with the
+/// flags, rcx and rax given back to the program, from a jump of the code
+/// this is emitted in.
+fn found(c: &mut Code) {
     c.bytes(&[0x48, 0x8b, 0x49, 0x08]); // mov rcx, [rcx+8]
     c.store_gs(header::JUMP, RCX);
     c.restore_flags();
@@ -276,18 +367,43 @@ fn ibl_routine(at: u64, enter: u64) -> Vec<u8> {
     c.load_gs(RAX, header::SAVE_RAX);
     c.bytes(&[0x65, 0xff, 0x24, 0x25]); // jmp gs:[JUMP]
     c.bytes(&header::JUMP.to_le_bytes());
+}
+
+/// The lookup's probes after an indirect branch's own first one: entered
+/// with rcx at the entry that did not hold the target (in rax), the flags
+/// saved, the program's rcx and rax at gs:[SAVE_RCX] and gs:[SAVE_RAX].
+fn probe_routine(at: u64, enter: u64) -> Vec<u8> {
+    let mut c = Code::default();
+    let (next, miss) = (c.label(), c.label());
     c.place(next);
     c.bytes(&[0x48, 0x83, 0x39, 0x00]); // cmp qword [rcx], 0
     c.jcc(0x4, Target::Label(miss));
     c.bytes(&[0x48, 0x83, 0xc1, 0x10]); // add rcx, 16
-    c.jmp(Target::Label(lookup));
+    c.bytes(&[0x48, 0x3b, 0x01]); // cmp rax, [rcx]
+    c.jcc(0x5, Target::Label(next));
+    found(&mut c);
     c.place(miss);
     c.store_gs(header::IBL_TARGET, RAX);
     c.restore_flags();
     c.load_gs(RCX, header::SAVE_RCX);
     c.mov_rax(&IBL_MISS as *const _ as u64);
     c.jmp(Target::Abs(enter));
-    code::layout(&c, at).expect("the lookup routine lays out")
+    code::layout(&c, at).expect("the probe routine lays out")
+}
+
+/// An indirect branch's first execution: entered with rcx at its record,
+/// the target in rax, the flags saved, the program's rcx and rax at
+/// gs:[SAVE_RCX] and gs:[SAVE_RAX]; exits to the dispatcher with the record
+/// at gs:[JUMP] and the target at gs:[IBL_TARGET].
+fn fill_routine(at: u64, enter: u64) -> Vec<u8> {
+    let mut c = Code::default();
+    c.store_gs(header::JUMP, RCX);
+    c.store_gs(header::IBL_TARGET, RAX);
+    c.restore_flags();
+    c.load_gs(RCX, header::SAVE_RCX);
+    c.mov_rax(&IBL_FILL as *const _ as u64);
+    c.jmp(Target::Abs(enter));
+    code::layout(&c, at).expect("the fill routine lays out")
 }
 
 #[cfg(test)]
@@ -318,7 +434,7 @@ mod tests {
             [
                 "mov gs:[8],rax".to_string(),
                 "mov rax,12345678h".to_string(),
-                format!("jmp {:016X}h", a.enter)
+                format!("jmp {:016X}h", a.routines.enter)
             ]
         );
         // SAFETY: as above.

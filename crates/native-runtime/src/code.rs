@@ -231,15 +231,14 @@ impl Code {
         self.load_gs(RAX, header::SAVE_FLAGS);
         self.bytes(&[0x04, 0x7f, 0x9e]);
     }
-    /// Pushes the program's return address (no register, no flags).
-    pub fn push_return(&mut self, ret: u64) {
-        let (lo, hi) = (
-            (ret as u32).to_le_bytes(),
-            ((ret >> 32) as u32).to_le_bytes(),
-        );
-        self.bytes(&[
-            0x68, lo[0], lo[1], lo[2], lo[3], 0xc7, 0x44, 0x24, 0x04, hi[0], hi[1], hi[2], hi[3],
-        ]);
+    /// Pushes the program's return address, read from the 8-byte literal at
+    /// `literal` (no register, no flags): one 8-byte store, which the return's
+    /// 8-byte load of it can take straight from the store buffer. Two 4-byte
+    /// stores (`push imm32`, then the upper half) cannot be forwarded to one
+    /// load: every return soon after its call stalled until both had reached
+    /// the cache (16% of the cache code's samples in CPython).
+    pub fn push_return(&mut self, literal: u64) {
+        self.rip(&[0xff, 0x35, 0, 0, 0, 0], 2, literal);
     }
     /// `mov rax, [rsp]`.
     pub fn load_rsp_top(&mut self) {
@@ -537,7 +536,7 @@ mod tests {
         c.bump_keep_flags(1);
         c.save_flags();
         c.restore_flags();
-        c.push_return(0x7fff_1234_5678);
+        c.push_return(0x7000_1000);
         c.load_rsp_top();
         c.lea_rsp(8);
         c.lea_rsp(-128);
@@ -560,8 +559,7 @@ mod tests {
                 "mov rax,gs:[18h]",
                 "add al,7Fh",
                 "sahf",
-                "push 12345678h",
-                "mov dword ptr [rsp+4],7FFFh",
+                "push qword ptr [70001000h]",
                 "mov rax,[rsp]",
                 "lea rsp,[rsp+8]",
                 "lea rsp,[rsp-80h]",

@@ -50,6 +50,9 @@ fn dispatch(ctx: &mut Context, exit: &Exit, masked: Option<u64>) -> u64 {
             translator::lookup_or_translate(*target).inspect(|c| translator::link(*stub, *c))
         }
         Exit::IblMiss => translator::lookup_indirect(gs_word(header::IBL_TARGET)),
+        Exit::IblFill => {
+            translator::fill_indirect(gs_word(header::JUMP), gs_word(header::IBL_TARGET))
+        }
         Exit::Syscall { next } => match static_syscall(ctx) {
             Some(ret) => {
                 ctx.rax = ret as u64;

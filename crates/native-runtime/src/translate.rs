@@ -10,7 +10,7 @@
 //! scatters (popcount of the mask before the instruction), and REP string
 //! iterations (rcx before minus rcx after).
 
-use crate::cache::Arena;
+use crate::cache::{self, Arena, Routines};
 use crate::code::{self, Code, Target};
 use crate::emit::{self, MaskSource};
 use crate::header;
@@ -37,6 +37,9 @@ pub enum Exit {
     Direct { target: u64, stub: u64 },
     /// The indirect-branch lookup missed; the target is in gs:[IBL_TARGET].
     IblMiss,
+    /// An indirect branch's first execution: its record (cache.rs,
+    /// `indirect_site`) at gs:[JUMP], the target at gs:[IBL_TARGET].
+    IblFill,
     /// A `syscall` instruction; the program continues at `next`.
     Syscall { next: u64 },
     /// A region marker whose name is at the address `mem` computes. The
@@ -379,6 +382,10 @@ pub trait Resolver {
     fn resolve(&mut self, target: u64) -> Result<Target, String>;
     /// The address of an exit to the dispatcher with `exit`.
     fn exit_desc(&mut self, exit: Exit) -> u64;
+    /// A new indirect branch's record (cache.rs, `indirect_site`).
+    fn record(&mut self) -> Result<u64, String>;
+    /// The address of an 8-byte literal holding `value`.
+    fn literal(&mut self, value: u64) -> Result<u64, String>;
 }
 
 /// Flags live before each instruction (arithmetic flags only); live at the
@@ -542,8 +549,7 @@ pub fn build(
     classifier: &mut Classifier,
     resolver: &mut dyn Resolver,
     cache_start: u64,
-    ibl: u64,
-    enter: u64,
+    routines: &Routines,
 ) -> Result<Built, String> {
     let live = flags_live_before(&dec.insns);
     let mut stat = Desc::with_capacity(8);
@@ -728,25 +734,25 @@ pub fn build(
         }
         End::Jump(t) => code.jmp(target(resolver, t)?),
         End::Call { target: t, ret } => {
-            code.push_return(ret);
+            code.push_return(resolver.literal(ret)?);
             code.jmp(target(resolver, t)?);
         }
         End::IndirectJump => {
             code.store_gs(header::SAVE_RAX, code::RAX);
             load_target(dec, dec.insns.len() - 1, &mut code)?;
-            code.jmp(Target::Abs(ibl));
+            cache::indirect_site(&mut code, resolver.record()?, routines);
         }
         End::IndirectCall { ret } => {
             code.store_gs(header::SAVE_RAX, code::RAX);
             load_target(dec, dec.insns.len() - 1, &mut code)?;
-            code.push_return(ret);
-            code.jmp(Target::Abs(ibl));
+            code.push_return(resolver.literal(ret)?);
+            cache::indirect_site(&mut code, resolver.record()?, routines);
         }
         End::Return { pop } => {
             code.store_gs(header::SAVE_RAX, code::RAX);
             code.load_rsp_top();
             code.lea_rsp(8 + pop as i32);
-            code.jmp(Target::Abs(ibl));
+            cache::indirect_site(&mut code, resolver.record()?, routines);
         }
         End::Syscall { next } => {
             // Ordinary system calls run here; those the engine must see
@@ -757,15 +763,15 @@ pub fn build(
             code.place(special);
             code.syscall_tail();
             let d = resolver.exit_desc(Exit::Syscall { next });
-            code.exit(d, enter);
+            code.exit(d, routines.enter);
         }
         End::Marker { kind, next, mem } => {
             let d = resolver.exit_desc(Exit::Marker { kind, next, mem });
-            code.exit(d, enter);
+            code.exit(d, routines.enter);
         }
         End::Ssc { kind, next } => {
             let d = resolver.exit_desc(Exit::Ssc { kind, next });
-            code.exit(d, enter);
+            code.exit(d, routines.enter);
         }
     }
     slots.set(block_slot, stat);

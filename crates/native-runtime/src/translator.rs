@@ -105,6 +105,16 @@ pub fn lookup_indirect(pc: u64) -> Result<u64, String> {
     Ok(at)
 }
 
+/// An indirect branch's first execution (cache.rs, `indirect_site`): as
+/// [`lookup_indirect`], and the branch's `record` set to this target.
+pub fn fill_indirect(record: u64, pc: u64) -> Result<u64, String> {
+    let at = lookup_indirect(pc)?;
+    cache::fill_record(record, pc, at);
+    Ok(at)
+}
+
+const FULL: &str = "the code cache arena is full";
+
 struct Exits<'a> {
     blocks: &'a AddrMap<u64>,
     arena: &'a mut Arena,
@@ -116,10 +126,7 @@ impl Resolver for Exits<'_> {
             return Ok(Target::Abs(*c));
         }
         let desc = Box::into_raw(Box::new(Exit::Direct { target, stub: 0 }));
-        let stub = self
-            .arena
-            .stub(desc as u64)
-            .ok_or("the code cache arena is full")?;
+        let stub = self.arena.stub(desc as u64).ok_or(FULL)?;
         // SAFETY: desc was just allocated and is not shared yet.
         unsafe { *desc = Exit::Direct { target, stub } };
         Ok(Target::Stub(stub))
@@ -127,6 +134,14 @@ impl Resolver for Exits<'_> {
 
     fn exit_desc(&mut self, exit: Exit) -> u64 {
         Box::into_raw(Box::new(exit)) as u64
+    }
+
+    fn record(&mut self) -> Result<u64, String> {
+        self.arena.record().ok_or_else(|| FULL.into())
+    }
+
+    fn literal(&mut self, value: u64) -> Result<u64, String> {
+        self.arena.literal(value).ok_or_else(|| FULL.into())
     }
 }
 
@@ -175,7 +190,7 @@ impl Translator {
         let arena = &mut self.arenas[ai];
         arena.align(16);
         let start = arena.next;
-        let (ibl, enter) = (arena.ibl, arena.enter);
+        let routines = arena.routines;
         let mut exits = Exits {
             blocks: &self.blocks,
             arena,
@@ -186,8 +201,7 @@ impl Translator {
             &mut self.classifier,
             &mut exits,
             start,
-            ibl,
-            enter,
+            &routines,
         )?;
         if self.slots.descs.len() >= header::MAX_SLOTS {
             return Err(format!(
@@ -304,6 +318,65 @@ mod tests {
             std::ptr::write_unaligned((target + 1) as *mut i32, rel);
         }
         assert_eq!(call(branch), 9);
+    }
+
+    /// `stc` or `clc`, the program's rax saved, the target (first argument)
+    /// in rax, then an indirect branch's code with `record`.
+    fn indirect(a: &mut Arena, record: u64, carry: bool) -> u64 {
+        let mut c = Code::default();
+        c.bytes(&[if carry { 0xf9 } else { 0xf8 }]);
+        c.store_gs(header::SAVE_RAX, crate::code::RAX);
+        c.bytes(&[0x48, 0x89, 0xf8]); // mov rax, rdi
+        cache::indirect_site(&mut c, record, &a.routines);
+        block(a, &c)
+    }
+
+    fn call_with(at: u64, arg: u64) -> u32 {
+        // SAFETY: a block of the test's arena that ends up in one ending in `ret`.
+        let f: extern "C" fn(u64) -> u32 = unsafe { std::mem::transmute(at) };
+        f(arg)
+    }
+
+    #[test]
+    fn an_indirect_branch_reaches_its_cached_target_or_the_tables_with_the_flags_kept() {
+        let mut a = Arena::near(call as *const () as u64).expect("an arena");
+        let table = cache::IblTable::new().expect("a table");
+        let bank = crate::sys::map_anon(header::COUNTERS, false).expect("a bank") as u64;
+        // SAFETY: the bank's IBL_TABLE word.
+        unsafe { *((bank + header::IBL_TABLE as u64) as *mut u64) = table.base() };
+        crate::sys::set_gs(bank);
+        // setc al; movzx eax, al; add eax, v; ret
+        let carry_plus = |a: &mut Arena, v: u8| {
+            let mut c = Code::default();
+            c.bytes(&[0x0f, 0x92, 0xc0, 0x0f, 0xb6, 0xc0, 0x83, 0xc0, v, 0xc3]);
+            block(a, &c)
+        };
+        let (cached, first, second) = (
+            carry_plus(&mut a, 10),
+            carry_plus(&mut a, 20),
+            carry_plus(&mut a, 30),
+        );
+        let record = a.record().expect("room");
+        cache::fill_record(record, 0x1000, cached);
+        // Set once: a later target does not replace the first.
+        cache::fill_record(record, 0x3000, first);
+        // SAFETY: the record's two words.
+        let words = unsafe { std::slice::from_raw_parts(record as *const u64, 2) };
+        assert_eq!(words, [0x1000u64.wrapping_neg(), cached]);
+        // 0x2000 at its first probe, 0x2000 + 4 MiB (same start) at the next.
+        assert!(table.insert(0x2000, first) && table.insert(0x2000 + (1 << 22), second));
+        for carry in [false, true] {
+            let site = indirect(&mut a, record, carry);
+            let c = u32::from(carry);
+            assert_eq!(call_with(site, 0x1000), 10 + c, "the branch's own target");
+            assert_eq!(call_with(site, 0x2000), 20 + c, "the first probe");
+            assert_eq!(
+                call_with(site, 0x2000 + (1 << 22)),
+                30 + c,
+                "the shared probes"
+            );
+        }
+        crate::sys::set_gs(0);
     }
 
     #[test]
