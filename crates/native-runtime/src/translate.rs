@@ -749,10 +749,7 @@ pub fn build(
             cache::indirect_site(&mut code, resolver.record()?, routines);
         }
         End::Return { pop } => {
-            code.store_gs(header::SAVE_RAX, code::RAX);
-            code.load_rsp_top();
-            code.lea_rsp(8 + pop as i32);
-            cache::indirect_site(&mut code, resolver.record()?, routines);
+            cache::return_site(&mut code, resolver.record()?, pop as u16, routines);
         }
         End::Syscall { next } => {
             // Ordinary system calls run here; those the engine must see

@@ -380,6 +380,44 @@ mod tests {
     }
 
     #[test]
+    fn a_return_reaches_its_cached_target_or_the_tables_with_rax_and_the_flags_kept() {
+        let mut a = Arena::near(call as *const () as u64).expect("an arena");
+        let table = cache::IblTable::new().expect("a table");
+        let bank = crate::sys::map_anon(header::COUNTERS, false).expect("a bank") as u64;
+        // SAFETY: the bank's IBL_TABLE word.
+        unsafe { *((bank + header::IBL_TABLE as u64) as *mut u64) = table.base() };
+        crate::sys::set_gs(bank);
+        // setc cl; movzx ecx, cl; lea eax, [rax+rcx+v]; ret
+        let carry_plus = |a: &mut Arena, v: u8| {
+            let mut c = Code::default();
+            c.bytes(&[
+                0x0f, 0x92, 0xc1, 0x0f, 0xb6, 0xc9, 0x8d, 0x44, 0x08, v, 0xc3,
+            ]);
+            block(a, &c)
+        };
+        let (cached, first) = (carry_plus(&mut a, 10), carry_plus(&mut a, 20));
+        let record = a.record().expect("room");
+        cache::fill_record(record, 0x1000, cached);
+        assert!(table.insert(0x2000, first));
+        for pop in [0u16, 16] {
+            for carry in [false, true] {
+                // `pop` bytes of arguments, the target as the return
+                // address, rax = 100, the carry flag, then the return.
+                let mut c = Code::default();
+                c.lea_rsp(-i32::from(pop));
+                c.bytes(&[0x57, 0xb8, 100, 0, 0, 0]); // push rdi; mov eax, 100
+                c.bytes(&[if carry { 0xf9 } else { 0xf8 }]);
+                cache::return_site(&mut c, record, pop, &a.routines);
+                let site = block(&mut a, &c);
+                let c = u32::from(carry);
+                assert_eq!(call_with(site, 0x1000), 110 + c, "the return's own target");
+                assert_eq!(call_with(site, 0x2000), 120 + c, "the first probe");
+            }
+        }
+        crate::sys::set_gs(0);
+    }
+
+    #[test]
     fn a_target_out_of_reach_is_linked_through_the_literal_only() {
         let mut a = Arena::near(call as *const () as u64).expect("an arena");
         let stub = a.stub(0).expect("room for a stub");
