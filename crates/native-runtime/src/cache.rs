@@ -309,12 +309,8 @@ pub fn set_site(stub: u64, site: u64) {
 /// address 0 and faults there with the program's registers, as the
 /// program's own jump to 0 would.
 pub fn indirect_site(c: &mut Code, record: u64, r: &Routines) {
-    let lookup = c.label();
     c.store_gs(header::SAVE_RCX, RCX);
-    c.rip(&[0x48, 0x8b, 0x0d, 0, 0, 0, 0], 3, record); // mov rcx, [record]
-    c.bytes(&[0x48, 0x8d, 0x0c, 0x08]); // lea rcx, [rax+rcx]
-    c.bytes(&[0xe3, 0x05]); // jrcxz over the next jump (5 bytes: to a label)
-    c.jmp(Target::Label(lookup));
+    let lookup = unless_cached(c, record, &[0x48, 0x8d, 0x0c, 0x08]); // lea rcx, [rax+rcx]
     c.load_gs(RCX, header::SAVE_RCX);
     c.load_gs(RAX, header::SAVE_RAX);
     c.rip(&[0xff, 0x25, 0, 0, 0, 0], 2, record + 8); // jmp [record+8]
@@ -330,14 +326,10 @@ pub fn indirect_site(c: &mut Code, record: u64, r: &Routines) {
 /// r11 hold nothing a caller reads after a call (the calling convention
 /// gives them to the callee), so their reloads delay nothing.
 pub fn return_site(c: &mut Code, record: u64, pop: u16, r: &Routines) {
-    let lookup = c.label();
     c.store_gs(header::SAVE_RCX, RCX);
     c.store_gs(header::SAVE_R11, R11);
     c.bytes(&[0x4c, 0x8b, 0x1c, 0x24]); // mov r11, [rsp]
-    c.rip(&[0x48, 0x8b, 0x0d, 0, 0, 0, 0], 3, record); // mov rcx, [record]
-    c.bytes(&[0x49, 0x8d, 0x0c, 0x0b]); // lea rcx, [r11+rcx]
-    c.bytes(&[0xe3, 0x05]); // jrcxz over the next jump (5 bytes: to a label)
-    c.jmp(Target::Label(lookup));
+    let lookup = unless_cached(c, record, &[0x49, 0x8d, 0x0c, 0x0b]); // lea rcx, [r11+rcx]
     c.load_gs(RCX, header::SAVE_RCX);
     c.load_gs(R11, header::SAVE_R11);
     c.lea_rsp(8 + i32::from(pop));
@@ -348,6 +340,19 @@ pub fn return_site(c: &mut Code, record: u64, pop: u16, r: &Routines) {
     c.load_gs(R11, header::SAVE_R11);
     c.lea_rsp(8 + i32::from(pop));
     lookup_and_fill(c, record, r);
+}
+
+/// `mov rcx, [record]`, then `add_target` (a `lea` of rcx and the target's
+/// register into rcx: zero for the record's target, flags untouched), and
+/// a jump to the returned label unless rcx is zero: the code that follows
+/// is the hit.
+fn unless_cached(c: &mut Code, record: u64, add_target: &[u8]) -> u32 {
+    let lookup = c.label();
+    c.rip(&[0x48, 0x8b, 0x0d, 0, 0, 0, 0], 3, record); // mov rcx, [record]
+    c.bytes(add_target);
+    c.bytes(&[0xe3, 0x05]); // jrcxz over the next jump (5 bytes: to a label)
+    c.jmp(Target::Label(lookup));
+    lookup
 }
 
 /// Steps 2 and 3 of [`indirect_site`], and the way to the dispatcher at a
@@ -419,12 +424,18 @@ fn probe_routine(at: u64, enter: u64) -> Vec<u8> {
     c.jcc(0x5, Target::Label(next));
     found(&mut c);
     c.place(miss);
+    to_dispatcher(&mut c, &IBL_MISS, enter);
+    code::layout(&c, at).expect("the probe routine lays out")
+}
+
+/// To the dispatcher with `exit`, the target (in rax) at gs:[IBL_TARGET],
+/// the flags and rcx given back to the program.
+fn to_dispatcher(c: &mut Code, exit: &'static crate::translate::Exit, enter: u64) {
     c.store_gs(header::IBL_TARGET, RAX);
     c.restore_flags();
     c.load_gs(RCX, header::SAVE_RCX);
-    c.mov_rax(&IBL_MISS as *const _ as u64);
+    c.mov_rax(exit as *const _ as u64);
     c.jmp(Target::Abs(enter));
-    code::layout(&c, at).expect("the probe routine lays out")
 }
 
 /// An indirect branch's first execution: entered with rcx at its record,
@@ -434,11 +445,7 @@ fn probe_routine(at: u64, enter: u64) -> Vec<u8> {
 fn fill_routine(at: u64, enter: u64) -> Vec<u8> {
     let mut c = Code::default();
     c.store_gs(header::JUMP, RCX);
-    c.store_gs(header::IBL_TARGET, RAX);
-    c.restore_flags();
-    c.load_gs(RCX, header::SAVE_RCX);
-    c.mov_rax(&IBL_FILL as *const _ as u64);
-    c.jmp(Target::Abs(enter));
+    to_dispatcher(&mut c, &IBL_FILL, enter);
     code::layout(&c, at).expect("the fill routine lays out")
 }
 

@@ -258,6 +258,7 @@ pub fn link(stub: u64, cache: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::Routines;
     use crate::code::Code;
 
     /// Places `code` as a block of `a`.
@@ -320,15 +321,49 @@ mod tests {
         assert_eq!(call(branch), 9);
     }
 
-    /// `stc` or `clc`, the program's rax saved, the target (first argument)
-    /// in rax, then an indirect branch's code with `record`.
-    fn indirect(a: &mut Arena, record: u64, carry: bool) -> u64 {
-        let mut c = Code::default();
-        c.bytes(&[if carry { 0xf9 } else { 0xf8 }]);
-        c.store_gs(header::SAVE_RAX, crate::code::RAX);
-        c.bytes(&[0x48, 0x89, 0xf8]); // mov rax, rdi
-        cache::indirect_site(&mut c, record, &a.routines);
-        block(a, &c)
+    /// An arena, an indirect-branch table, a `gs` bank for this thread
+    /// (given back on drop) and three blocks that return rax + the carry
+    /// flag + 10, 20 and 30 (`setc cl; movzx ecx, cl; lea eax,
+    /// [rax+rcx+v]; ret`).
+    struct Fixture {
+        a: Arena,
+        table: cache::IblTable,
+        targets: [u64; 3],
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let mut a = Arena::near(call as *const () as u64).expect("an arena");
+            let table = cache::IblTable::new().expect("a table");
+            let bank = crate::sys::map_anon(header::COUNTERS, false).expect("a bank") as u64;
+            // SAFETY: the bank's IBL_TABLE word.
+            unsafe { *((bank + header::IBL_TABLE as u64) as *mut u64) = table.base() };
+            crate::sys::set_gs(bank);
+            let targets = [10, 20, 30].map(|v| {
+                let mut c = Code::default();
+                c.bytes(&[
+                    0x0f, 0x92, 0xc1, 0x0f, 0xb6, 0xc9, 0x8d, 0x44, 0x08, v, 0xc3,
+                ]);
+                block(&mut a, &c)
+            });
+            Fixture { a, table, targets }
+        }
+
+        /// A block that sets the carry flag to `carry` and eax to 100, runs
+        /// `prefix`, then `site`; called with the target as its argument.
+        fn run(&mut self, carry: bool, prefix: &[u8], site: impl Fn(&mut Code, &Routines)) -> u64 {
+            let mut c = Code::default();
+            c.bytes(prefix);
+            c.bytes(&[0xb8, 100, 0, 0, 0, if carry { 0xf9 } else { 0xf8 }]);
+            site(&mut c, &self.a.routines);
+            block(&mut self.a, &c)
+        }
+    }
+
+    impl Drop for Fixture {
+        fn drop(&mut self) {
+            crate::sys::set_gs(0);
+        }
     }
 
     fn call_with(at: u64, arg: u64) -> u32 {
@@ -339,24 +374,9 @@ mod tests {
 
     #[test]
     fn an_indirect_branch_reaches_its_cached_target_or_the_tables_with_the_flags_kept() {
-        let mut a = Arena::near(call as *const () as u64).expect("an arena");
-        let table = cache::IblTable::new().expect("a table");
-        let bank = crate::sys::map_anon(header::COUNTERS, false).expect("a bank") as u64;
-        // SAFETY: the bank's IBL_TABLE word.
-        unsafe { *((bank + header::IBL_TABLE as u64) as *mut u64) = table.base() };
-        crate::sys::set_gs(bank);
-        // setc al; movzx eax, al; add eax, v; ret
-        let carry_plus = |a: &mut Arena, v: u8| {
-            let mut c = Code::default();
-            c.bytes(&[0x0f, 0x92, 0xc0, 0x0f, 0xb6, 0xc0, 0x83, 0xc0, v, 0xc3]);
-            block(a, &c)
-        };
-        let (cached, first, second) = (
-            carry_plus(&mut a, 10),
-            carry_plus(&mut a, 20),
-            carry_plus(&mut a, 30),
-        );
-        let record = a.record().expect("room");
+        let mut f = Fixture::new();
+        let [cached, first, second] = f.targets;
+        let record = f.a.record().expect("room");
         cache::fill_record(record, 0x1000, cached);
         // Set once: a later target does not replace the first.
         cache::fill_record(record, 0x3000, first);
@@ -364,57 +384,42 @@ mod tests {
         let words = unsafe { std::slice::from_raw_parts(record as *const u64, 2) };
         assert_eq!(words, [0x1000u64.wrapping_neg(), cached]);
         // 0x2000 at its first probe, 0x2000 + 4 MiB (same start) at the next.
-        assert!(table.insert(0x2000, first) && table.insert(0x2000 + (1 << 22), second));
+        let far = 0x2000 + (1 << 22);
+        assert!(f.table.insert(0x2000, first) && f.table.insert(far, second));
         for carry in [false, true] {
-            let site = indirect(&mut a, record, carry);
+            // The program's rax saved, the target (the argument) in rax.
+            let site = f.run(carry, &[], |c, r| {
+                c.store_gs(header::SAVE_RAX, crate::code::RAX);
+                c.bytes(&[0x48, 0x89, 0xf8]); // mov rax, rdi
+                cache::indirect_site(c, record, r);
+            });
             let c = u32::from(carry);
-            assert_eq!(call_with(site, 0x1000), 10 + c, "the branch's own target");
-            assert_eq!(call_with(site, 0x2000), 20 + c, "the first probe");
-            assert_eq!(
-                call_with(site, 0x2000 + (1 << 22)),
-                30 + c,
-                "the shared probes"
-            );
+            assert_eq!(call_with(site, 0x1000), 110 + c, "the branch's own target");
+            assert_eq!(call_with(site, 0x2000), 120 + c, "the first probe");
+            assert_eq!(call_with(site, far), 130 + c, "the shared probes");
         }
-        crate::sys::set_gs(0);
     }
 
     #[test]
     fn a_return_reaches_its_cached_target_or_the_tables_with_rax_and_the_flags_kept() {
-        let mut a = Arena::near(call as *const () as u64).expect("an arena");
-        let table = cache::IblTable::new().expect("a table");
-        let bank = crate::sys::map_anon(header::COUNTERS, false).expect("a bank") as u64;
-        // SAFETY: the bank's IBL_TABLE word.
-        unsafe { *((bank + header::IBL_TABLE as u64) as *mut u64) = table.base() };
-        crate::sys::set_gs(bank);
-        // setc cl; movzx ecx, cl; lea eax, [rax+rcx+v]; ret
-        let carry_plus = |a: &mut Arena, v: u8| {
-            let mut c = Code::default();
-            c.bytes(&[
-                0x0f, 0x92, 0xc1, 0x0f, 0xb6, 0xc9, 0x8d, 0x44, 0x08, v, 0xc3,
-            ]);
-            block(a, &c)
-        };
-        let (cached, first) = (carry_plus(&mut a, 10), carry_plus(&mut a, 20));
-        let record = a.record().expect("room");
+        let mut f = Fixture::new();
+        let [cached, first, _] = f.targets;
+        let record = f.a.record().expect("room");
         cache::fill_record(record, 0x1000, cached);
-        assert!(table.insert(0x2000, first));
+        assert!(f.table.insert(0x2000, first));
         for pop in [0u16, 16] {
             for carry in [false, true] {
-                // `pop` bytes of arguments, the target as the return
-                // address, rax = 100, the carry flag, then the return.
-                let mut c = Code::default();
-                c.lea_rsp(-i32::from(pop));
-                c.bytes(&[0x57, 0xb8, 100, 0, 0, 0]); // push rdi; mov eax, 100
-                c.bytes(&[if carry { 0xf9 } else { 0xf8 }]);
-                cache::return_site(&mut c, record, pop, &a.routines);
-                let site = block(&mut a, &c);
+                // `pop` bytes of arguments, then the target as the return
+                // address: lea rsp, [rsp-pop]; push rdi.
+                let p = (pop as u8).wrapping_neg();
+                let site = f.run(carry, &[0x48, 0x8d, 0x64, 0x24, p, 0x57], |c, r| {
+                    cache::return_site(c, record, pop, r)
+                });
                 let c = u32::from(carry);
                 assert_eq!(call_with(site, 0x1000), 110 + c, "the return's own target");
                 assert_eq!(call_with(site, 0x2000), 120 + c, "the first probe");
             }
         }
-        crate::sys::set_gs(0);
     }
 
     #[test]
