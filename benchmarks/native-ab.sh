@@ -8,7 +8,9 @@
 #   the AVX2 matrix product (benchmarks/kernels/matmul.c, -O3), n = 1024;
 #   the example triad (examples/triad.c), in L1 (2,000 x 100,000) and in
 #   DRAM (4M x 20);
-#   the OpenMP triad, 2 threads, 8M x 40.
+#   the OpenMP triad, 2 threads, 8M x 40;
+#   chained calls (benchmarks/kernels/calls.c, -O2): 8 calls an iteration,
+#   each fed by the one before, 50M iterations.
 # Each round runs the program alone, then both builds in turn (which goes
 # first alternates) with and without attribution; per cell the counted run
 # (the report's engine_time_s) and the whole `flopscope count` command, min
@@ -48,6 +50,7 @@ gcc -O2 -mavx2 -mfma -I tests/kernels -o "$work/matmul_o2" tests/kernels/matmul.
 gcc -O3 -mavx2 -mfma -o "$work/matmul_avx2" benchmarks/kernels/matmul.c
 gcc -O2 -mavx2 -mfma -o "$work/triad" examples/triad.c
 gcc -O3 -mavx2 -mfma -fopenmp -o "$work/omp_triad" benchmarks/kernels/omp_triad.c
+gcc -O2 -o "$work/calls" benchmarks/kernels/calls.c
 rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' + uncommitted changes in crates/')"
 out=benchmarks/results/native-ab-$(date +%Y%m%d-%H%M%S).txt
 python3 - "$reps" "$base_fs" "$target/release/flopscope" "$work" \
@@ -67,6 +70,7 @@ PROGRAMS = [
     ("triad L1 2000 x 100000", [f"{work}/triad", "2000", "100000"]),
     ("triad DRAM 4M x 20", [f"{work}/triad", "4000000", "20"]),
     ("OpenMP triad 2 thr 8M x 40", [f"{work}/omp_triad", "8000000", "40"]),
+    ("chained calls 8 x 50M", [f"{work}/calls", "50000000"]),
 ]
 PROGRAMS = [p for p in PROGRAMS if os.environ.get("ONLY", "") in p[0]]
 os.environ.setdefault("OMP_NUM_THREADS", "2")

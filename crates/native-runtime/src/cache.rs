@@ -4,7 +4,7 @@
 //! slow paths), the table the lookup searches, and the code each indirect
 //! branch ends in (its own one-target cache, then its own table lookup).
 
-use crate::code::{self, Code, Target, R11, RAX, RCX};
+use crate::code::{self, Code, Target, RAX, RCX};
 use crate::header;
 use crate::sys;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -309,57 +309,16 @@ pub fn set_site(stub: u64, site: u64) {
 /// address 0 and faults there with the program's registers, as the
 /// program's own jump to 0 would.
 pub fn indirect_site(c: &mut Code, record: u64, r: &Routines) {
+    let (poly, fill) = (c.label(), c.label());
     c.store_gs(header::SAVE_RCX, RCX);
-    let lookup = unless_cached(c, record, &[0x48, 0x8d, 0x0c, 0x08]); // lea rcx, [rax+rcx]
+    c.rip(&[0x48, 0x8b, 0x0d, 0, 0, 0, 0], 3, record); // mov rcx, [record]
+    c.bytes(&[0x48, 0x8d, 0x0c, 0x08]); // lea rcx, [rax+rcx]
+    c.bytes(&[0xe3, 0x05]); // jrcxz over the next jump (5 bytes: to a label)
+    c.jmp(Target::Label(poly));
     c.load_gs(RCX, header::SAVE_RCX);
     c.load_gs(RAX, header::SAVE_RAX);
     c.rip(&[0xff, 0x25, 0, 0, 0, 0], 2, record + 8); // jmp [record+8]
-    c.place(lookup);
-    lookup_and_fill(c, record, r);
-}
-
-/// A return (`ret`, or `ret imm16` popping `pop` bytes more): as
-/// [`indirect_site`], but its one-target cache compares in rcx and r11 and
-/// leaves rax alone. A return's rax is the function's result, which the
-/// caller goes on with at once; restored from memory it would wait for the
-/// store before it (a few cycles on every call's critical path). rcx and
-/// r11 hold nothing a caller reads after a call (the calling convention
-/// gives them to the callee), so their reloads delay nothing.
-pub fn return_site(c: &mut Code, record: u64, pop: u16, r: &Routines) {
-    c.store_gs(header::SAVE_RCX, RCX);
-    c.store_gs(header::SAVE_R11, R11);
-    c.bytes(&[0x4c, 0x8b, 0x1c, 0x24]); // mov r11, [rsp]
-    let lookup = unless_cached(c, record, &[0x49, 0x8d, 0x0c, 0x0b]); // lea rcx, [r11+rcx]
-    c.load_gs(RCX, header::SAVE_RCX);
-    c.load_gs(R11, header::SAVE_R11);
-    c.lea_rsp(8 + i32::from(pop));
-    c.rip(&[0xff, 0x25, 0, 0, 0, 0], 2, record + 8); // jmp [record+8]
-    c.place(lookup);
-    c.store_gs(header::SAVE_RAX, RAX);
-    c.bytes(&[0x4c, 0x89, 0xd8]); // mov rax, r11
-    c.load_gs(R11, header::SAVE_R11);
-    c.lea_rsp(8 + i32::from(pop));
-    lookup_and_fill(c, record, r);
-}
-
-/// `mov rcx, [record]`, then `add_target` (a `lea` of rcx and the target's
-/// register into rcx: zero for the record's target, flags untouched), and
-/// a jump to the returned label unless rcx is zero: the code that follows
-/// is the hit.
-fn unless_cached(c: &mut Code, record: u64, add_target: &[u8]) -> u32 {
-    let lookup = c.label();
-    c.rip(&[0x48, 0x8b, 0x0d, 0, 0, 0, 0], 3, record); // mov rcx, [record]
-    c.bytes(add_target);
-    c.bytes(&[0xe3, 0x05]); // jrcxz over the next jump (5 bytes: to a label)
-    c.jmp(Target::Label(lookup));
-    lookup
-}
-
-/// Steps 2 and 3 of [`indirect_site`], and the way to the dispatcher at a
-/// branch's first execution: the target in rax, the program's rax and rcx
-/// at gs:[SAVE_RAX] and gs:[SAVE_RCX].
-fn lookup_and_fill(c: &mut Code, record: u64, r: &Routines) {
-    let fill = c.label();
+    c.place(poly);
     c.bytes(&[0x48, 0x89, 0xc1]); // mov rcx, rax
     c.save_flags();
     c.bytes(&[0x48, 0x89, 0xc8]); // mov rax, rcx

@@ -114,7 +114,6 @@ pub struct Code {
 /// Register numbers of the hand-encoded forms.
 pub const RAX: u8 = 0;
 pub const RCX: u8 = 1;
-pub const R11: u8 = 11;
 
 impl Code {
     /// Room for about `bytes` bytes of code.
@@ -171,7 +170,7 @@ impl Code {
         let d = off.to_le_bytes();
         let b = [
             0x65,
-            0x48 | (reg >> 3) << 2, // REX.W, and REX.R for r8-r15
+            0x48,
             op,
             (reg & 7) << 3 | 0b100,
             0x25,
@@ -194,7 +193,7 @@ impl Code {
             self.pieces.push(Piece::Mark(offset));
         }
     }
-    /// `mov gs:[off], reg` (rax, rcx or r11).
+    /// `mov gs:[off], reg` (rax or rcx).
     pub fn store_gs(&mut self, off: i32, reg: u8) {
         self.gs(0x89, reg, off, None);
     }
@@ -240,6 +239,10 @@ impl Code {
     /// the cache (16% of the cache code's samples in CPython).
     pub fn push_return(&mut self, literal: u64) {
         self.rip(&[0xff, 0x35, 0, 0, 0, 0], 2, literal);
+    }
+    /// `mov rax, [rsp]`.
+    pub fn load_rsp_top(&mut self) {
+        self.bytes(&[0x48, 0x8b, 0x04, 0x24]);
     }
     /// `lea rsp, [rsp + add]`.
     pub fn lea_rsp(&mut self, add: i32) {
@@ -534,7 +537,7 @@ mod tests {
         c.save_flags();
         c.restore_flags();
         c.push_return(0x7000_1000);
-        c.store_gs(header::SAVE_R11, R11);
+        c.load_rsp_top();
         c.lea_rsp(8);
         c.lea_rsp(-128);
         c.lea_rsp(128);
@@ -557,7 +560,7 @@ mod tests {
                 "add al,7Fh",
                 "sahf",
                 "push qword ptr [70001000h]",
-                "mov gs:[28h],r11",
+                "mov rax,[rsp]",
                 "lea rsp,[rsp+8]",
                 "lea rsp,[rsp-80h]",
                 "lea rsp,[rsp+80h]",

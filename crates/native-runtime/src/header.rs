@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! gs:[0x00]            the thread (its `Thread`)
-//! gs:[0x08..0x30]      scratch words of cache code (saved rax, rcx, flags, jump target, rcx before a REP or r11 at a return)
+//! gs:[0x08..0x30]      scratch words of cache code (saved rax, rcx, flags, jump target, rcx before a REP)
 //! gs:[0x30..0x90]      app rsp at dispatcher entry, dispatcher stack, xsave area, IBL table, resume words, signal words
 //! gs:[0x90..0xa0]      a static program's fs while in the runtime, and the host's (hostfs.rs)
 //! gs:[COUNTERS + 8*s]  counter slot s (block executions, active lanes, REP iterations)
@@ -17,9 +17,6 @@ pub const SAVE_RCX: i32 = 0x10;
 pub const SAVE_FLAGS: i32 = 0x18;
 pub const JUMP: i32 = 0x20;
 pub const REP_RCX: i32 = 0x28;
-/// The program's r11 while a return's own code runs (cache.rs,
-/// `return_site`). The word REP_RCX uses within a block: a return ends one.
-pub const SAVE_R11: i32 = 0x28;
 pub const APP_RSP: i32 = 0x30;
 pub const DSTACK: i32 = 0x38;
 pub const XSAVE: i32 = 0x40;

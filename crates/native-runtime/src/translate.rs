@@ -749,7 +749,10 @@ pub fn build(
             cache::indirect_site(&mut code, resolver.record()?, routines);
         }
         End::Return { pop } => {
-            cache::return_site(&mut code, resolver.record()?, pop as u16, routines);
+            code.store_gs(header::SAVE_RAX, code::RAX);
+            code.load_rsp_top();
+            code.lea_rsp(8 + pop as i32);
+            cache::indirect_site(&mut code, resolver.record()?, routines);
         }
         End::Syscall { next } => {
             // Ordinary system calls run here; those the engine must see

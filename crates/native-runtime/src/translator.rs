@@ -258,7 +258,6 @@ pub fn link(stub: u64, cache: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::Routines;
     use crate::code::Code;
 
     /// Places `code` as a block of `a`.
@@ -349,13 +348,14 @@ mod tests {
             Fixture { a, table, targets }
         }
 
-        /// A block that sets the carry flag to `carry` and eax to 100, runs
-        /// `prefix`, then `site`; called with the target as its argument.
-        fn run(&mut self, carry: bool, prefix: &[u8], site: impl Fn(&mut Code, &Routines)) -> u64 {
+        /// A block that sets eax to 100 and the carry flag to `carry`, then
+        /// ends in an indirect branch with `record` to its argument.
+        fn branch(&mut self, carry: bool, record: u64) -> u64 {
             let mut c = Code::default();
-            c.bytes(prefix);
             c.bytes(&[0xb8, 100, 0, 0, 0, if carry { 0xf9 } else { 0xf8 }]);
-            site(&mut c, &self.a.routines);
+            c.store_gs(header::SAVE_RAX, crate::code::RAX);
+            c.bytes(&[0x48, 0x89, 0xf8]); // mov rax, rdi
+            cache::indirect_site(&mut c, record, &self.a.routines);
             block(&mut self.a, &c)
         }
     }
@@ -387,38 +387,11 @@ mod tests {
         let far = 0x2000 + (1 << 22);
         assert!(f.table.insert(0x2000, first) && f.table.insert(far, second));
         for carry in [false, true] {
-            // The program's rax saved, the target (the argument) in rax.
-            let site = f.run(carry, &[], |c, r| {
-                c.store_gs(header::SAVE_RAX, crate::code::RAX);
-                c.bytes(&[0x48, 0x89, 0xf8]); // mov rax, rdi
-                cache::indirect_site(c, record, r);
-            });
+            let site = f.branch(carry, record);
             let c = u32::from(carry);
             assert_eq!(call_with(site, 0x1000), 110 + c, "the branch's own target");
             assert_eq!(call_with(site, 0x2000), 120 + c, "the first probe");
             assert_eq!(call_with(site, far), 130 + c, "the shared probes");
-        }
-    }
-
-    #[test]
-    fn a_return_reaches_its_cached_target_or_the_tables_with_rax_and_the_flags_kept() {
-        let mut f = Fixture::new();
-        let [cached, first, _] = f.targets;
-        let record = f.a.record().expect("room");
-        cache::fill_record(record, 0x1000, cached);
-        assert!(f.table.insert(0x2000, first));
-        for pop in [0u16, 16] {
-            for carry in [false, true] {
-                // `pop` bytes of arguments, then the target as the return
-                // address: lea rsp, [rsp-pop]; push rdi.
-                let p = (pop as u8).wrapping_neg();
-                let site = f.run(carry, &[0x48, 0x8d, 0x64, 0x24, p, 0x57], |c, r| {
-                    cache::return_site(c, record, pop, r)
-                });
-                let c = u32::from(carry);
-                assert_eq!(call_with(site, 0x1000), 110 + c, "the return's own target");
-                assert_eq!(call_with(site, 0x2000), 120 + c, "the first probe");
-            }
         }
     }
 
