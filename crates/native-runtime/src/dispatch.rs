@@ -49,9 +49,9 @@ fn dispatch(ctx: &mut Context, exit: &Exit, masked: Option<u64>) -> u64 {
         Exit::Direct { target, stub } => {
             translator::lookup_or_translate(*target).inspect(|c| translator::link(*stub, *c))
         }
-        Exit::IblMiss => translator::lookup_indirect(gs_word(header::IBL_TARGET)),
+        Exit::IblMiss => translator::lookup_indirect(gs_word(header::IBL_TARGET), None),
         Exit::IblFill => {
-            translator::fill_indirect(gs_word(header::JUMP), gs_word(header::IBL_TARGET))
+            translator::lookup_indirect(gs_word(header::IBL_TARGET), Some(gs_word(header::JUMP)))
         }
         Exit::Syscall { next } => match static_syscall(ctx) {
             Some(ret) => {

@@ -96,20 +96,18 @@ pub fn still_current(orig: u64, cache: u64) -> bool {
 
 /// [`lookup_or_translate`] for an indirect branch's target, which is also
 /// published in the lookup table (only such targets are: fewer pages of the
-/// table are touched).
-pub fn lookup_indirect(pc: u64) -> Result<u64, String> {
+/// table are touched). At the branch's first execution, its `record`
+/// (cache.rs, `indirect_site`) is set to this target too, under the lock:
+/// two threads filling one record at once could otherwise pair one's
+/// target with the other's block.
+pub fn lookup_indirect(pc: u64, record: Option<u64>) -> Result<u64, String> {
     let mut g = lock();
     let t = g.as_mut().ok_or("the translator is not set up")?;
     let at = t.get(pc)?;
     t.ibl.insert(pc, at);
-    Ok(at)
-}
-
-/// An indirect branch's first execution (cache.rs, `indirect_site`): as
-/// [`lookup_indirect`], and the branch's `record` set to this target.
-pub fn fill_indirect(record: u64, pc: u64) -> Result<u64, String> {
-    let at = lookup_indirect(pc)?;
-    cache::fill_record(record, pc, at);
+    if let Some(r) = record {
+        cache::fill_record(r, pc, at);
+    }
     Ok(at)
 }
 
