@@ -78,6 +78,65 @@ fn spinner() -> std::path::PathBuf {
     crate::support::build("processes/spin.c", &["-O2"])
 }
 
+/// SIGKILL to flopscope, which it cannot catch: the program (or QEMU) dies
+/// with it rather than run on unwatched, and the next run removes the
+/// temporary files the killed one had no chance to.
+#[test]
+fn a_run_killed_outright_leaves_no_process_and_the_next_run_removes_its_files() {
+    use std::os::unix::process::CommandExt;
+    let exe = spinner();
+    for engine in ["emulate", "native"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let work = tmp.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let mut child = Command::new(FLOPSCOPE)
+            .args(["count", "--no-native", "--engine", engine, "-o"])
+            .arg(tmp.path().join("r.json"))
+            .arg("--")
+            .arg(&exe)
+            .env("TMPDIR", &work)
+            .process_group(0)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let pid = child.id() as i32;
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        child.wait().unwrap();
+        // The kernel sends the program its SIGKILL as flopscope exits; give
+        // it a moment to go.
+        let left_in_group = || {
+            let out = Command::new("pgrep")
+                .args(["-g", &pid.to_string()])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let mut alive = left_in_group();
+        for _ in 0..50 {
+            if alive.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            alive = left_in_group();
+        }
+        assert!(alive.is_empty(), "{engine}: processes left: {alive}");
+        let count = || std::fs::read_dir(&work).unwrap().count();
+        assert_eq!(count(), 1, "{engine}: the killed run's directory");
+        let next = Command::new(FLOPSCOPE)
+            .args(["count", "--no-native", "--engine", engine, "-o"])
+            .arg(tmp.path().join("r2.json"))
+            .args(["--", "/bin/true"])
+            .env("TMPDIR", &work)
+            .output()
+            .unwrap();
+        assert!(next.status.success(), "{engine}: {next:?}");
+        assert_eq!(count(), 0, "{engine}: left after the next run");
+    }
+}
+
 /// SIGTERM to flopscope (a batch system's time limit), and SIGINT to its
 /// whole process group (Ctrl-C), in the middle of a counted run: the program
 /// gets the signal, the report is written with the counts so far, marked

@@ -1,6 +1,6 @@
 //! Waiting for the counted program, with a progress line on stderr.
 
-use std::process::{Child, ExitStatus};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,29 @@ impl Drop for Waiting {
     fn drop(&mut self) {
         WAITED.store(0, Ordering::SeqCst);
     }
+}
+
+/// Makes the child `cmd` starts die with the thread that starts it
+/// (`PR_SET_PDEATHSIG` with SIGKILL): flopscope killed with SIGKILL, which
+/// it cannot catch and forward, leaves no program running. The thread that
+/// starts the child waits for it ([`wait`]), so outlives it otherwise.
+pub fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec the closure makes two system calls and
+    // allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the request, which then never fires.
+            if libc::getppid() != parent {
+                libc::_exit(128 + libc::SIGKILL);
+            }
+            Ok(())
+        })
+    };
 }
 
 /// Waits for `child`. With `show`, after the first second, rewrites one

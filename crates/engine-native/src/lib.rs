@@ -166,7 +166,9 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         program::preload_list([Some(opts.runtime.as_path()), opts.likwid_markers.as_deref()])
             .unwrap_or_default();
     let started = std::time::Instant::now();
-    let mut child = Command::new(file)
+    let mut cmd = Command::new(file);
+    flopscope_counter_file::progress::die_with_parent(&mut cmd);
+    let mut child = cmd
         .arg0(&run_argv[0])
         .args(&run_argv[1..])
         .env("LD_PRELOAD", preload)

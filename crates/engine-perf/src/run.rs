@@ -453,8 +453,8 @@ fn run_inner(
     let go = pipe().map_err(io_err("pipe"))?;
     let exec_err = pipe().map_err(io_err("pipe"))?;
 
-    // SAFETY: the child only calls async-signal-safe functions (close, read, execve,
-    // write, _exit) on memory prepared before the fork.
+    // SAFETY: the child only calls async-signal-safe functions (prctl, close, read,
+    // execve, write, _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(io_err("fork")(io::Error::last_os_error()));
@@ -462,6 +462,9 @@ fn run_inner(
     if pid == 0 {
         // SAFETY: see above; every pointer was built before fork and stays valid.
         unsafe {
+            // Dies with flopscope, even one killed with SIGKILL (if that
+            // came first, the read below finds the pipe closed).
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             libc::close(go[1]);
             libc::close(exec_err[0]);
             let mut byte = 0u8;

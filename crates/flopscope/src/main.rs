@@ -14,6 +14,7 @@ mod regions;
 mod signals;
 mod stdout;
 mod timed;
+mod workdir;
 
 use clap::{Parser, Subcommand};
 

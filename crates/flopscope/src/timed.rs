@@ -40,6 +40,7 @@ pub struct RunOptions<'a> {
 pub fn native_run(argv: &[String], times: &Path, o: &RunOptions) -> Result<NativeRun> {
     let exe = program::resolve(&argv[0])?;
     let mut cmd = Command::new(&exe);
+    flopscope_counter_file::progress::die_with_parent(&mut cmd);
     cmd.args(&argv[1..]).env("FLOPSCOPE_REGION_TIMES", times);
     if let Some((_, dir)) = o.sampler {
         std::fs::create_dir_all(dir)

@@ -148,6 +148,7 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         }
     }
     let mut cmd = Command::new(&qemu);
+    flopscope_counter_file::progress::die_with_parent(&mut cmd);
     cmd.arg("-cpu").arg("max").arg("-plugin").arg(plugin_arg);
     // Tells the Rust markers (flopscope-markers) that this run is counted.
     cmd.env("FLOPSCOPE_COUNTING", "1");

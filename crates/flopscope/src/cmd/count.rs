@@ -337,10 +337,7 @@ pub fn run(a: CountArgs) -> Result<i32> {
             .map(Format::from_path)
             .unwrap_or(Format::Table)
     });
-    let work = tempfile::Builder::new()
-        .prefix("flopscope-")
-        .tempdir_in(work_root())
-        .context("creating a temporary directory")?;
+    let work = crate::workdir::create(&work_root())?;
     if a.no_attribution {
         // Read by the engines' in-process sides (and inherited by children).
         std::env::set_var(flopscope_attribution::OFF_ENV, "1");

@@ -6,7 +6,7 @@
 use super::count::{emit, exit_code_of, Format};
 use crate::launch;
 use crate::timed::{native_run, RunOptions};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use flopscope_model::{ExitStatus, Region, Report};
 use std::path::PathBuf;
@@ -29,10 +29,7 @@ pub struct TimeArgs {
 }
 
 pub fn run(a: TimeArgs) -> Result<i32> {
-    let work = tempfile::Builder::new()
-        .prefix("flopscope-")
-        .tempdir()
-        .context("creating a temporary directory")?;
+    let work = crate::workdir::create(&std::env::temp_dir())?;
     let native = native_run(
         &a.command,
         &work.path().join("region-times"),
