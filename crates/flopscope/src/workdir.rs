@@ -15,8 +15,8 @@ const LOCK: &str = "lock";
 /// A run's temporary directory; removed on drop.
 pub struct WorkDir {
     dir: tempfile::TempDir,
-    /// Locked while the run lives.
-    _lock: File,
+    /// Locked while the run lives (none where the file system has no locks).
+    _lock: Option<File>,
 }
 
 impl WorkDir {
@@ -34,13 +34,19 @@ pub fn create(root: &Path) -> Result<WorkDir> {
         .tempdir_in(root)
         .with_context(|| format!("creating a temporary directory in {}", root.display()))?;
     // Locked before it takes its name: another run that finds `lock` finds
-    // it held (the lock belongs to the open file, whatever its name).
+    // it held (the lock belongs to the open file, whatever its name). Where
+    // the file system cannot lock (some network and FUSE mounts), the run
+    // goes on without: its directory is then only its own to remove.
     let new = dir.path().join("lock.new");
     let lock = File::create(&new).with_context(|| format!("creating {}", new.display()))?;
-    lock.lock()
-        .with_context(|| format!("locking {}", new.display()))?;
-    std::fs::rename(&new, dir.path().join(LOCK))
-        .with_context(|| format!("renaming {}", new.display()))?;
+    let lock = match lock.lock() {
+        Ok(()) => {
+            std::fs::rename(&new, dir.path().join(LOCK))
+                .with_context(|| format!("renaming {}", new.display()))?;
+            Some(lock)
+        }
+        Err(_) => None,
+    };
     Ok(WorkDir { dir, _lock: lock })
 }
 
