@@ -78,28 +78,50 @@ fn spinner() -> std::path::PathBuf {
     crate::support::build("processes/spin.c", &["-O2"])
 }
 
+/// `flopscope count --no-native` of the spinner under `engine`, in a
+/// process group of its own, its temporary files under `work`, the report
+/// to `json` (--no-native: the spinner never ends, so a native timed run
+/// would take any signal before the counting).
+fn count_spinner(
+    engine: &str,
+    json: &std::path::Path,
+    work: &std::path::Path,
+    stderr: std::process::Stdio,
+) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    Command::new(FLOPSCOPE)
+        .args(["count", "--no-native", "--engine", engine, "-o"])
+        .arg(json)
+        .arg("--")
+        .arg(spinner())
+        .env("TMPDIR", work)
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
+/// The processes of process group `pgid`, as pgrep lists them.
+fn group_members(pgid: i32) -> String {
+    let out = Command::new("pgrep")
+        .args(["-g", &pgid.to_string()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// SIGKILL to flopscope, which it cannot catch: the program (or QEMU) dies
 /// with it rather than run on unwatched, and the next run removes the
 /// temporary files the killed one had no chance to.
 #[test]
 fn a_run_killed_outright_leaves_no_process_and_the_next_run_removes_its_files() {
-    use std::os::unix::process::CommandExt;
-    let exe = spinner();
     for engine in ["emulate", "native"] {
         let tmp = tempfile::tempdir().unwrap();
         let work = tmp.path().join("work");
         std::fs::create_dir(&work).unwrap();
-        let mut child = Command::new(FLOPSCOPE)
-            .args(["count", "--no-native", "--engine", engine, "-o"])
-            .arg(tmp.path().join("r.json"))
-            .arg("--")
-            .arg(&exe)
-            .env("TMPDIR", &work)
-            .process_group(0)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let json = tmp.path().join("r.json");
+        let mut child = count_spinner(engine, &json, &work, std::process::Stdio::null());
         std::thread::sleep(std::time::Duration::from_millis(1500));
         let pid = child.id() as i32;
         // SAFETY: signalling our own child.
@@ -107,20 +129,13 @@ fn a_run_killed_outright_leaves_no_process_and_the_next_run_removes_its_files() 
         child.wait().unwrap();
         // The kernel sends the program its SIGKILL as flopscope exits; give
         // it a moment to go.
-        let left_in_group = || {
-            let out = Command::new("pgrep")
-                .args(["-g", &pid.to_string()])
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        };
-        let mut alive = left_in_group();
+        let mut alive = group_members(pid);
         for _ in 0..50 {
             if alive.is_empty() {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
-            alive = left_in_group();
+            alive = group_members(pid);
         }
         assert!(alive.is_empty(), "{engine}: processes left: {alive}");
         let count = || std::fs::read_dir(&work).unwrap().count();
@@ -144,27 +159,13 @@ fn a_run_killed_outright_leaves_no_process_and_the_next_run_removes_its_files() 
 /// temporary files are gone and no process is left behind.
 #[test]
 fn an_interrupted_run_keeps_its_counts_and_leaves_nothing_behind() {
-    use std::os::unix::process::CommandExt;
-    let exe = spinner();
     for engine in ["emulate", "native"] {
         for (sig, group) in [(libc::SIGTERM, false), (libc::SIGINT, true)] {
             let tmp = tempfile::tempdir().unwrap();
             let json = tmp.path().join("r.json");
             let work = tmp.path().join("work");
             std::fs::create_dir(&work).unwrap();
-            // --no-native: the spinner never ends, so a native timed run
-            // would take the signal before any counting.
-            let child = Command::new(FLOPSCOPE)
-                .args(["count", "--no-native", "--engine", engine, "-o"])
-                .arg(&json)
-                .arg("--")
-                .arg(&exe)
-                .env("TMPDIR", &work)
-                .process_group(0)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
+            let child = count_spinner(engine, &json, &work, std::process::Stdio::piped());
             std::thread::sleep(std::time::Duration::from_millis(1500));
             let pid = child.id() as i32;
             // SAFETY: signalling our own child (or its process group).
@@ -195,15 +196,8 @@ fn an_interrupted_run_keeps_its_counts_and_leaves_nothing_behind() {
                 "{what}: left in the temporary directory: {left:?}"
             );
             // No process of the run is left (QEMU, the program).
-            let alive = Command::new("pgrep")
-                .args(["-g", &pid.to_string()])
-                .output()
-                .unwrap();
-            assert!(
-                alive.stdout.is_empty(),
-                "{what}: processes left: {}",
-                String::from_utf8_lossy(&alive.stdout)
-            );
+            let alive = group_members(pid);
+            assert!(alive.is_empty(), "{what}: processes left: {alive}");
         }
     }
 }
