@@ -584,6 +584,77 @@ fn handlers_see_and_move_the_program_counter_and_ac_set_code_runs() {
     f.assert_none();
 }
 
+/// preempt.c: the program's own SIGPROF handler moves the program counter
+/// of the context it interrupts as Go's asynchronous preemption does (the
+/// address pushed, a `ret` resuming there), so blocks are left half-way and
+/// resumed in the middle. Both engines count exactly the closed form (the
+/// native engine lost or doubled the interrupted blocks' counts, and
+/// iterations of the one-block loop, before settle.rs). Under the native
+/// engine the run stays sampled beside the program's handler (the timers'
+/// SIGPROFs are samples, the program's own go to its handler), and the
+/// one-block loop is entered once: its header runs once per iteration. (The
+/// emulate engine, which delivers signals at block starts, sees each
+/// return into the loop's header as an entry.)
+#[test]
+fn a_handler_moving_the_interrupted_program_counter_leaves_counts_exact_and_the_run_sampled() {
+    let exe = build("native/preempt.c", &["-O2", "-msse2", "-fno-math-errno"]);
+    let mut f = Failures::default();
+    for (engine, n) in [("native", 100_000_000u64), ("emulate", 10_000_000)] {
+        let run = count_sampled_with(engine, &exe, &[n.to_string()], &[]);
+        assert_eq!(run.code, 0, "{engine}: {}", run.stderr);
+        let moved: u64 = run
+            .stdout
+            .strip_prefix("moved ")
+            .and_then(|m| m.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{engine}: unexpected output {:?}", run.stdout));
+        if moved == 0 {
+            f.push(format!(
+                "{engine}: the handler never moved the program counter"
+            ));
+        }
+        let r = run.report.expect("a report");
+        let k = n.div_ceil(3);
+        let e = Expect::new()
+            .insn("fp64", 64, 1, "sqrt", n + k, 1)
+            .insn("fp64", 64, 1, "add", n + k, 1)
+            .insn("fp64", 64, 1, "mul", n - k, 1)
+            .op("sqrt", n + k)
+            .op("add", n + k)
+            .op("mul", n - k);
+        f.expect(&format!("preempt {n} under {engine}"), &r, &e);
+        if !r.warnings().is_empty() {
+            f.push(format!("{engine}: warnings {:?}", r.warnings()));
+        }
+        if engine != "native" {
+            continue;
+        }
+        let samples = r.0["sampling"]["samples"].as_u64().unwrap_or(0);
+        if samples == 0 {
+            f.push(format!(
+                "native: no time samples (sampling: {})",
+                r.0["sampling"]
+            ));
+        }
+        let loops = r.0["loops"].as_array().expect("loops");
+        match loops.iter().find(|l| l["function"] == "one_block") {
+            Some(l) => {
+                f.equal(
+                    "one_block's loop entries",
+                    1,
+                    l["entries"].as_i64().unwrap_or(-1),
+                );
+                f.equal(
+                    "one_block's loop iterations",
+                    n as i64,
+                    l["iterations"].as_i64().unwrap_or(-1),
+                );
+            }
+            None => f.push("native: no loop in one_block".into()),
+        }
+    }
+    f.assert_none();
+}
+
 /// cross_page.c: an instruction of generated code crossing from one page
 /// into the next, run after the engine made the second page read-only
 /// (which splits the mapping): read whole, under both engines (it was cut

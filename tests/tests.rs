@@ -29,6 +29,8 @@ mod native;
 mod static_programs;
 // JIT compilers (Numba, LuaJIT): code written at run time counted as it runs, against closed forms and the emulate engine.
 mod jit;
+// Go programs: static, their own threads and signal handlers; goroutines preempted by signals counted exactly, and sampled.
+mod go;
 // Attribution: functions, loops and source lines of known counts, both engines.
 mod attribution;
 // The workflow: paths checked before the run, the report apart from the program's output.

@@ -63,6 +63,44 @@ pub fn build_by(compiler: &str, source: &str, flags: &[&str]) -> PathBuf {
         .clone()
 }
 
+/// Builds the Go program in `tests/kernels/go/<name>` (a module of its own)
+/// with Debian's Go, statically linked (CGO_ENABLED=0), once per test run;
+/// the build cache and Go's scratch files stay in cargo's temporary
+/// directory.
+pub fn build_go(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let mut built = BUILT.get_or_init(Default::default).lock().unwrap();
+    if let Some(exe) = built.get(name) {
+        return exe.clone();
+    }
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("kernels")
+        .join("go");
+    let scratch = root.join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let exe = root.join(name);
+    let tmp = root.join(format!("{name}.{}.tmp", std::process::id()));
+    let out = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&tmp)
+        .arg(".")
+        .current_dir(kernel_dir().join("go").join(name))
+        .env("CGO_ENABLED", "0")
+        .env("GOCACHE", root.join("cache"))
+        .env("GOTMPDIR", &scratch)
+        .env("GOFLAGS", "-mod=mod")
+        .output()
+        .unwrap_or_else(|e| panic!("running go (golang-go, scripts/setup.sh): {e}"));
+    assert!(
+        out.status.success(),
+        "go build of {name} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&tmp, &exe).unwrap();
+    built.insert(name.to_string(), exe.clone());
+    exe
+}
+
 fn compile(compiler: &str, source: &str, flags: &[&str]) -> PathBuf {
     let src = kernel_dir().join(source);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -135,18 +173,33 @@ pub fn count_with<A: AsRef<OsStr>>(
     args: &[A],
     env: &[(&str, &str)],
 ) -> Run {
+    count_as(engine, &["--no-native"], exe, args, env)
+}
+
+/// [`count_with`] keeping the counted run's time and its samples (time
+/// per function, the report's `sampling`).
+pub fn count_sampled_with<A: AsRef<OsStr>>(
+    engine: &str,
+    exe: &Path,
+    args: &[A],
+    env: &[(&str, &str)],
+) -> Run {
+    count_as(engine, &[], exe, args, env)
+}
+
+fn count_as<A: AsRef<OsStr>>(
+    engine: &str,
+    options: &[&str],
+    exe: &Path,
+    args: &[A],
+    env: &[(&str, &str)],
+) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
     let out = Command::new(FLOPSCOPE)
-        .args([
-            "count",
-            "--engine",
-            engine,
-            "--no-native",
-            "--format",
-            "json",
-            "-o",
-        ])
+        .args(["count", "--engine", engine])
+        .args(options)
+        .args(["--format", "json", "-o"])
         .arg(&json)
         .arg("--")
         .arg(exe)

@@ -165,7 +165,7 @@ fn exec_block(
         .map(|p| run(p.counter))
         .sum();
     let block_runs = b.pieces.first().map(|p| run(p.counter)).unwrap_or(0) + copies;
-    let mut insns = Vec::new();
+    let mut insns: Vec<ExecInsn> = Vec::new();
     for (k, p) in b.pieces.iter().enumerate() {
         let n = match (k, p.kind) {
             (_, PieceKind::Copy) => continue,
@@ -175,6 +175,15 @@ fn exec_block(
         for i in &p.insns {
             let mut counts = Counts::default();
             add_items(&mut counts, &i.items, n);
+            // Run-time work adds to its instruction's counts: the block's
+            // instructions stay listed once each, in address order.
+            let own = (p.kind == PieceKind::Extra)
+                .then(|| insns.iter_mut().find(|x| x.pc == i.pc))
+                .flatten();
+            if let Some(own) = own {
+                own.counts.merge(&counts);
+                continue;
+            }
             if let Some(first) = dynamic.remove(&i.pc) {
                 for k in 0..DYNAMIC_COUNTERS {
                     let accesses = run(first + k);

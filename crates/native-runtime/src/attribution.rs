@@ -8,7 +8,10 @@
 //! loop are [`PieceKind::Copy`] pieces; each slot of run-time work (active
 //! lanes, elements, REP iterations) is a [`PieceKind::Extra`] piece of the
 //! instruction it was made for; a conditional branch's not-taken slot gives
-//! the taken count (executions minus not taken).
+//! the taken count (executions minus not taken); the executions of a
+//! block's first instructions only (`BlockProfile::partial`: a signal
+//! handler left the block half-way, settle.rs) are a block of their own at
+//! the same address, falling through to the instruction not run.
 
 use crate::translator::Translator;
 use flopscope_counter_file::layout::SlotKind;
@@ -72,7 +75,9 @@ fn write_code<S: BuildHasher>(
     let n = texts.len().max(1);
     let mut by_snapshot: Vec<Vec<&crate::translate::BlockProfile>> = vec![Vec::new(); n];
     for (s, p) in &t.profiles {
-        let executed = ran(p.block_slot) || p.copies.iter().any(|c| ran(*c));
+        let executed = ran(p.block_slot)
+            || p.copies.iter().any(|c| ran(*c))
+            || p.partial.iter().any(|(_, s)| ran(*s));
         if executed {
             by_snapshot[(*s).min(n - 1)].push(p);
         }
@@ -85,17 +90,19 @@ fn write_code<S: BuildHasher>(
             })?;
         }
         for p in blocks {
-            let mut pieces = vec![Piece {
-                counter: p.block_slot,
-                kind: PieceKind::Own,
-                insns: p
-                    .insns
+            let insns = |n: usize| -> Vec<Insn> {
+                p.insns[..n]
                     .iter()
                     .map(|&(pc, first, n)| Insn {
                         pc,
                         items: items(&p.items[first as usize..(first + n) as usize]),
                     })
-                    .collect(),
+                    .collect()
+            };
+            let mut pieces = vec![Piece {
+                counter: p.block_slot,
+                kind: PieceKind::Own,
+                insns: insns(p.insns.len()),
             }];
             pieces.extend(p.copies.iter().map(|c| Piece {
                 counter: *c,
@@ -117,6 +124,23 @@ fn write_code<S: BuildHasher>(
                 fall_counter: p.fall_slot,
                 pieces,
             }))?;
+            // Executions of the first n instructions only: a block of its
+            // own at the same address, ending where the handler left it.
+            for &(n, slot) in p.partial.iter().filter(|(_, s)| ran(*s)) {
+                w.write(&Record::Block(Block {
+                    start: p.start,
+                    end: profile::End::Fall {
+                        next: p.insns[n as usize].0,
+                    },
+                    taken_counter: None,
+                    fall_counter: None,
+                    pieces: vec![Piece {
+                        counter: slot,
+                        kind: PieceKind::Own,
+                        insns: insns(n as usize),
+                    }],
+                }))?;
+            }
         }
     }
     Ok(())

@@ -7,7 +7,8 @@
 //! Each code-cache arena gets two append-only tables, written by the
 //! translator (which holds its lock: one writer) and read without a lock:
 //! - blocks, in cache order (an arena's blocks are laid out at increasing
-//!   addresses): (cache start, length, program start, its marks);
+//!   addresses): (cache start, length, program start, its marks, the index
+//!   of its translation's profile, `Translator::profiles`);
 //! - marks: for each copied program instruction, (offset of its copy in the
 //!   block, its offset in the program's block), from `code::Piece::Mark`.
 //!
@@ -48,8 +49,10 @@ struct Block {
     orig: u64,
     len: u32,
     marks: u32,
-    first_mark: u64,
+    first_mark: u32,
+    profile: u32,
 }
+const _: () = assert!(MAX_MARKS <= u32::MAX as usize);
 
 struct ArenaMap {
     base: AtomicU64,
@@ -100,8 +103,9 @@ pub fn add_arena(base: u64, end: u64) -> bool {
 
 /// Publishes the block placed at `cache` (`len` bytes), a copy of the
 /// program's block at `orig`, with `marks` (offset in the copy, offset in
-/// the program's block), in order. Under the translator's lock.
-pub fn publish(cache: u64, len: u32, orig: u64, marks: &[(u32, u32)]) {
+/// the program's block), in order, and its translation's `profile` index.
+/// Under the translator's lock.
+pub fn publish(cache: u64, len: u32, orig: u64, marks: &[(u32, u32)], profile: u32) {
     let Some(a) = arena_of(cache) else { return };
     let k = a.n_blocks.load(Ordering::Relaxed);
     if k >= MAX_BLOCKS {
@@ -118,7 +122,7 @@ pub fn publish(cache: u64, len: u32, orig: u64, marks: &[(u32, u32)]) {
             )
         };
         a.n_marks.store(m + marks.len(), Ordering::Relaxed);
-        (m as u64, marks.len() as u32)
+        (m as u32, marks.len() as u32)
     } else {
         (0, 0)
     };
@@ -128,6 +132,7 @@ pub fn publish(cache: u64, len: u32, orig: u64, marks: &[(u32, u32)]) {
         len,
         marks: n,
         first_mark,
+        profile,
     };
     // SAFETY: entry k < MAX_BLOCKS, not published yet.
     unsafe { *a.blocks.load(Ordering::Relaxed).add(k) = b };
@@ -153,21 +158,45 @@ pub fn lookup(addr: u64) -> Option<u64> {
     })
 }
 
+/// A cache address where the copy of a program instruction starts: there
+/// every register is the program's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtMark {
+    /// The program instruction's address.
+    pub pc: u64,
+    /// The program address and the cache address of its block.
+    pub orig: u64,
+    pub cache: u64,
+    /// Which of the block's marks (in cache order), and how many it has: a
+    /// one-block loop laid out in copies has each copy's marks in turn.
+    pub index: usize,
+    pub marks: usize,
+    /// The block's translation profile (`Translator::profiles`).
+    pub profile: u32,
+}
+
 /// The program instruction whose copy starts exactly at cache address
 /// `addr` (None inside added code, or outside every block): where the
 /// program itself stands at an instruction boundary, as at a fault.
 /// Async-signal-safe.
 pub fn lookup_exact(addr: u64) -> Option<u64> {
-    lookup_exact_in_block(addr).map(|(pc, _)| pc)
+    at_mark(addr).map(|m| m.pc)
 }
 
-/// [`lookup_exact`], with the block that holds `addr`: (its program
-/// address, its cache address).
-pub fn lookup_exact_in_block(addr: u64) -> Option<(u64, (u64, u64))> {
+/// [`lookup_exact`], with the block that holds `addr` and the mark's place
+/// in it. Async-signal-safe.
+pub fn at_mark(addr: u64) -> Option<AtMark> {
     let (b, marks, off) = block_at(addr)?;
     let j = marks.partition_point(|m| u64::from(m.0) < off);
     let m = marks.get(j).filter(|m| u64::from(m.0) == off)?;
-    Some((b.orig + u64::from(m.1), (b.orig, b.cache)))
+    Some(AtMark {
+        pc: b.orig + u64::from(m.1),
+        orig: b.orig,
+        cache: b.cache,
+        index: j,
+        marks: marks.len(),
+        profile: b.profile,
+    })
 }
 
 /// A block's marks: (offset in the copy, offset in the program's block).
@@ -206,8 +235,8 @@ mod tests {
         let base = 0x7000_0000_0000;
         assert!(add_arena(base, base + ARENA_BYTES as u64));
         let (b1, b2) = (base + 0x100, base + 0x180);
-        publish(b1, 0x40, 0x40_1000, &[(10, 0), (20, 3), (30, 7)]);
-        publish(b2, 0x20, 0x40_2000, &[]);
+        publish(b1, 0x40, 0x40_1000, &[(10, 0), (20, 3), (30, 7)], 5);
+        publish(b2, 0x20, 0x40_2000, &[], 6);
         assert_eq!(lookup(base + 0x10), None, "the arena's shared routines");
         assert_eq!(
             lookup(b1),
@@ -234,6 +263,17 @@ mod tests {
         );
         assert_eq!(lookup_exact(b1 + 10), Some(0x40_1000));
         assert_eq!(lookup_exact(b1 + 21), None, "inside a copy");
+        assert_eq!(
+            at_mark(b1 + 30),
+            Some(AtMark {
+                pc: 0x40_1007,
+                orig: 0x40_1000,
+                cache: b1,
+                index: 2,
+                marks: 3,
+                profile: 5
+            })
+        );
         assert_eq!(lookup_exact(b1), None, "counter code before the first copy");
         assert_eq!(lookup_exact(b2), None, "a block without marks");
         assert_eq!(lookup_exact(base + 0x10), None);

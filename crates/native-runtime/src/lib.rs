@@ -17,7 +17,8 @@
 //!   readable code is; [`cpu`]: extensions this processor lacks.
 //! - [`asm`]: dispatcher entry/exit, resume, thread clone, sigreturn;
 //!   [`dispatch`]: the dispatcher; [`syscalls`]: the program's system calls;
-//!   [`signals`]; [`regions`]: markers and SSC marks, [`region_times`]: their wall times; [`thread`],
+//!   [`signals`], [`settle`]: the counts of a block a handler left
+//!   half-way; [`regions`]: markers and SSC marks, [`region_times`]: their wall times; [`thread`],
 //!   [`header`]: per-thread state behind `gs`; [`out`]: the counter file;
 //!   [`alloc`]: the runtime's allocator; [`sys`]: raw system calls;
 //!   [`written_code`]: code written at run time followed (pages
@@ -44,6 +45,7 @@ pub mod out;
 pub mod region_times;
 pub mod regions;
 pub mod sampling;
+pub mod settle;
 pub mod signals;
 pub mod slots;
 pub mod stats;

@@ -19,8 +19,14 @@
 //!   hidden from the program (`rt_sigaction` reads SIG_DFL for SIGPROF, or
 //!   what the program set; a SIG_DFL or SIG_IGN it sets is remembered and
 //!   applies to SIGPROFs that are not the timers'). A program installing a
-//!   handler of its own gets SIGPROF from then on: sampling stops in that
-//!   process and `HANDLER_REPLACED` says so.
+//!   handler of its own (the Go runtime does at start-up, for every
+//!   signal) shares SIGPROF: the kernel then holds `fs_sigprof_entry` with
+//!   the program's flags and mask, which takes the timers' signals (code
+//!   SI_TIMER, the runtime's cookie as value) as samples and passes every
+//!   other SIGPROF (its own `setitimer` or timers) to the program's handler
+//!   as for any signal it handles (signals.rs). Only a handler installed
+//!   with SA_RESETHAND, or before the take-over, ends sampling in that
+//!   process; `HANDLER_REPLACED` says so.
 //! - **Where a sample lands**: the interrupted RIP, in a translated block,
 //!   is mapped back to the program's instruction ([`crate::cachemap`]);
 //!   anywhere else (dispatcher, translator, an arena's lookup routine, the
@@ -31,6 +37,7 @@
 //! The handler is async-signal-safe: atomics on the file's mapping and the
 //! cache map, no allocation, no lock.
 
+use crate::signals::{KernelSigaction, SA_RESETHAND, SA_RESTORER, SA_SIGINFO};
 use crate::sys::{self, syscall6};
 use crate::{cachemap, thread};
 use flopscope_sampler::format::{self, flag, word};
@@ -63,8 +70,8 @@ static PATHS: Mutex<Option<Paths>> = Mutex::new(None);
 /// `sigev_value` of the runtime's timers (the sampler's: "flopscop").
 const COOKIE: usize = 0x666c_6f70_7363_6f70;
 const SI_TIMER: i32 = -2;
-/// The kernel's SA_RESTORER (not in the libc crate's public flags).
-const SA_RESTORER: u64 = 0x0400_0000;
+/// SA_SIGINFO was added to the program's SIGPROF action ([`share_with`]).
+static SIGINFO_ADDED: AtomicBool = AtomicBool::new(false);
 
 /// The counted run is sampled (translation keeps the cache map).
 pub fn on() -> bool {
@@ -229,16 +236,8 @@ fn header(i: usize) -> &'static AtomicU64 {
     unsafe { &*p.add(i) }
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct KernelSigaction {
-    handler: u64,
-    flags: u64,
-    restorer: u64,
-    mask: u64,
-}
-
-fn current_action() -> KernelSigaction {
+/// SIGPROF's action as the kernel holds it.
+pub fn current_action() -> KernelSigaction {
     let mut old = KernelSigaction::default();
     // SAFETY: reads SIGPROF's action.
     unsafe {
@@ -253,6 +252,79 @@ fn current_action() -> KernelSigaction {
 /// The runtime's SIGPROF handler, as the kernel holds it.
 pub fn handler_address() -> u64 {
     on_sigprof as *const () as u64
+}
+
+/// The SIGPROF entry while the program has a handler of its own.
+pub fn shared_entry() -> u64 {
+    fs_sigprof_entry as *const () as u64
+}
+
+extern "C" {
+    fn fs_sigprof_entry();
+}
+
+// A timer's sample: recorded by `on_sigprof`, then back to the interrupted
+// code through rt_sigreturn (the return address the kernel pushed, the
+// program's restorer, is dropped). Any other SIGPROF: the program's
+// handler, entered as the kernel would enter it.
+std::arch::global_asm!(
+    r#"
+    .text
+    .globl fs_sigprof_entry
+    .type fs_sigprof_entry,@function
+fs_sigprof_entry:
+    cmp dword ptr [rsi + 8], {si_timer}
+    jne 1f
+    movabs rax, {cookie}
+    cmp qword ptr [rsi + 24], rax
+    jne 1f
+    sub rsp, 8
+    call {on_sigprof}
+    add rsp, 16
+    mov eax, 15
+    syscall
+    ud2
+1:
+    jmp fs_signal_entry
+"#,
+    si_timer = const SI_TIMER,
+    cookie = const COOKIE,
+    on_sigprof = sym on_sigprof,
+);
+
+/// The program installs a handler of its own for SIGPROF, `act` as the
+/// kernel is to hold it (its handler already the engine's entry): the
+/// entry that shares SIGPROF goes in its place; or, where sampling cannot
+/// go on beside it (SA_RESETHAND would leave the timers' signals with the
+/// default action), sampling stops ([`give_up`]).
+pub fn share_with(act: &mut KernelSigaction) {
+    if act.flags & SA_RESETHAND != 0 {
+        give_up();
+        return;
+    }
+    // The entry reads the siginfo, which the kernel writes into the frame
+    // only with SA_SIGINFO (without it, the frame holds whatever was on the
+    // stack: an earlier sample's siginfo, say). The program's handler gets
+    // the same registers either way on x86-64.
+    SIGINFO_ADDED.store(act.flags & SA_SIGINFO == 0, Ordering::Release);
+    act.flags |= SA_SIGINFO;
+    act.handler = shared_entry();
+}
+
+/// An action the kernel holds with the shared entry, as the program set
+/// it (its handler aside).
+pub fn as_program_set(act: &mut KernelSigaction) {
+    if SIGINFO_ADDED.load(Ordering::Acquire) {
+        act.flags &= !SA_SIGINFO;
+    }
+}
+
+/// The program's SIGPROF is back to SIG_DFL or SIG_IGN: the runtime's
+/// handler alone again, if the program had one of its own.
+pub fn unshare() {
+    if current_action().handler == shared_entry() {
+        install_handler();
+    }
 }
 
 fn install_handler() {
@@ -376,8 +448,8 @@ pub fn thread_exit() {
     }
 }
 
-/// The program installs a SIGPROF handler of its own: it gets the signal
-/// from then on; this process stops sampling and says so.
+/// Sampling stops in this process, which says so (a SIGPROF handler of
+/// the program's that the runtime cannot share the signal with).
 pub fn give_up() {
     if !ACTIVE.swap(false, Ordering::AcqRel) {
         return;
@@ -436,7 +508,7 @@ pub fn before_exec() {
 
 /// The exec failed: the process goes on, sampled.
 pub fn exec_failed() {
-    if owns_sigprof() {
+    if owns_sigprof() && crate::signals::app_handler(libc::SIGPROF as usize) <= 1 {
         install_handler();
     }
 }

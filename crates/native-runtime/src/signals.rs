@@ -38,7 +38,7 @@ static SEGV_NEXT: AtomicU64 = AtomicU64::new(0);
 /// The program's SIGSEGV handler was installed with SA_RESETHAND (which the
 /// engine emulates: the engine's entry must stay installed).
 static SEGV_RESETHAND: AtomicBool = AtomicBool::new(false);
-const SA_RESETHAND: u64 = 0x8000_0000;
+pub const SA_RESETHAND: u64 = 0x8000_0000;
 
 const FATAL: [i32; 10] = [
     libc::SIGSEGV,
@@ -255,9 +255,9 @@ extern "C" fn show_program_pc(uc: u64) {
 /// the cache address it stood for, or, if the handler moved the program
 /// counter, to the translation of the program address it chose; so does
 /// one whose block was invalidated meanwhile (the handler, or another
-/// thread, rewrote the code: natively the new bytes run). The rest of the
-/// interrupted block, counted when the block started, is then not run, or
-/// run and counted again: as for any block left half-way.
+/// thread, rewrote the code: natively the new bytes run). The interrupted
+/// block, left half-way then, counts exactly the instructions that ran
+/// (settle.rs).
 pub fn back_to_cache(uc: u64) -> Result<(), String> {
     let p = gs_word(header::SIGSAVE);
     if p & 4095 < ENTRY {
@@ -265,20 +265,19 @@ pub fn back_to_cache(uc: u64) -> Result<(), String> {
     }
     // SAFETY: the entry `fs_signal_entry` saved for this handler.
     let cache = unsafe { *((p - ENTRY + CACHE_PC) as *const u64) };
-    if cache == 0 {
+    let Some(at) = (cache != 0)
+        .then(|| crate::cachemap::at_mark(cache))
+        .flatten()
+    else {
         return Ok(());
-    }
+    };
     let pc = pc_word(uc);
     // SAFETY: the context of the frame the handler returns through.
     let now = unsafe { *pc };
-    let unchanged =
-        crate::cachemap::lookup_exact_in_block(cache).is_some_and(|(shown, (orig, start))| {
-            shown == now && translator::still_current(orig, start)
-        });
-    let target = if unchanged {
+    let target = if at.pc == now && translator::still_current(at.orig, at.cache) {
         cache
     } else {
-        translator::lookup_or_translate(now)?
+        translator::resume_elsewhere(&at, now)?
     };
     // SAFETY: as above.
     unsafe { *pc = target };
@@ -353,17 +352,19 @@ pub fn unblock(old: Option<u64>) {
     }
 }
 
+/// `struct sigaction` as the kernel takes it.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
-struct KernelSigaction {
-    handler: u64,
-    flags: u64,
-    restorer: u64,
-    mask: u64,
+pub struct KernelSigaction {
+    pub handler: u64,
+    pub flags: u64,
+    pub restorer: u64,
+    pub mask: u64,
 }
 
-const SA_SIGINFO: u64 = 4;
-const SA_RESTORER: u64 = 0x0400_0000;
+pub const SA_SIGINFO: u64 = 4;
+/// The kernel's SA_RESTORER (not in the libc crate's public flags).
+pub const SA_RESTORER: u64 = 0x0400_0000;
 const SA_ONSTACK: u64 = 0x0800_0000;
 
 fn ours(h: u64) -> bool {
@@ -371,6 +372,7 @@ fn ours(h: u64) -> bool {
         || h == fs_segv_entry as *const () as u64
         || h == fatal_handler as *const () as u64
         || h == crate::sampling::handler_address()
+        || h == crate::sampling::shared_entry()
 }
 
 /// The disposition the program set for `sig` (0 SIG_DFL, 1 SIG_IGN, or its
@@ -404,19 +406,22 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
             // SIG_DFL or SIG_IGN: the sampling handler stays; SIGPROFs not
             // its timers' follow the program's choice (sampling.rs).
             if oact != 0 {
-                // SAFETY: the program passed room for the old action.
-                unsafe {
-                    *(oact as *mut KernelSigaction) = KernelSigaction {
-                        handler: old_app,
-                        ..Default::default()
-                    }
+                // Its own handler's flags and mask, if it had one.
+                let mut held = crate::sampling::current_action();
+                let mut old = if held.handler == crate::sampling::shared_entry() {
+                    crate::sampling::as_program_set(&mut held);
+                    held
+                } else {
+                    KernelSigaction::default()
                 };
+                old.handler = old_app;
+                // SAFETY: the program passed room for the old action.
+                unsafe { *(oact as *mut KernelSigaction) = old };
             }
             APP_HANDLER[sig].store(h, Ordering::Release);
+            crate::sampling::unshare();
             return 0;
         }
-        // A handler of its own: SIGPROF is the program's from now on.
-        crate::sampling::give_up();
     }
     let mut mine = KernelSigaction::default();
     let mut new_handler = None;
@@ -432,6 +437,10 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
             FS_SIGNAL_TARGETS[sig].store(target, Ordering::Release);
             mine.handler = fs_signal_entry as *const () as u64;
             HANDLERS.store(true, Ordering::Release);
+            if sig == libc::SIGPROF as usize && crate::sampling::owns_sigprof() {
+                // The timers' signals stay samples (sampling.rs).
+                crate::sampling::share_with(&mut mine);
+            }
         } else if h == 0 && FATAL.contains(&(sig as i32)) {
             mine = fatal_action();
         }
@@ -463,6 +472,9 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
                     ..Default::default()
                 };
             } else if ours(o.handler) {
+                if o.handler == crate::sampling::shared_entry() {
+                    crate::sampling::as_program_set(o);
+                }
                 o.handler = old_app;
             }
         }

@@ -510,7 +510,7 @@ impl Body<'_> {
         classifier: &mut Classifier,
         uncounted_state: &mut bool,
     ) {
-        let counter_at = self.live.iter().position(|l| *l == 0);
+        let counter_at = counter_at(self.live);
         if let (None, Some(slot)) = (counter_at, slot) {
             code.bump_keep_flags(slot);
         }
@@ -541,6 +541,13 @@ impl Body<'_> {
     }
 }
 
+/// Where a block's counter is bumped: before the first instruction with
+/// the flags dead (`live`), or, if none, before all with a flag-free
+/// sequence (None).
+fn counter_at(live: &[u32]) -> Option<usize> {
+    live.iter().position(|l| *l == 0)
+}
+
 /// Builds the instrumented block.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
@@ -569,6 +576,8 @@ pub fn build(
         insns: Vec::with_capacity(dec.insns.len()),
         items: Vec::with_capacity(dec.insns.len() * 3),
         dynamic: Vec::new(),
+        counted_from: counter_at(&live).unwrap_or(0) as u32,
+        partial: Vec::new(),
     };
     let mut uncounted_state = false;
     if dec.writable {
@@ -810,6 +819,14 @@ pub struct BlockProfile {
     pub items: Vec<(SlotKind, u64)>,
     /// Slots of run-time work (their instruction: `Slots::owners`).
     pub dynamic: Vec<u32>,
+    /// The first instruction whose copy follows the counter bump (the bump
+    /// stands before the copy of `insns[counted_from]`; in a one-block
+    /// loop, only in the last copy).
+    pub counted_from: u32,
+    /// Executions of the first n instructions only, each counted in its
+    /// slot: (n, slot), made when a signal handler left the block half-way
+    /// (settle.rs).
+    pub partial: Vec<(u32, u32)>,
 }
 
 impl End {

@@ -86,6 +86,17 @@ pub fn lookup_or_translate(pc: u64) -> Result<u64, String> {
     t.get(pc)
 }
 
+/// The cache address to resume at when a signal handler returns to `pc`
+/// rather than to the cache copy of the instruction it interrupted at
+/// `at` (or when that block was invalidated meanwhile): the interrupted
+/// execution's counts settled first (settle.rs).
+pub fn resume_elsewhere(at: &crate::cachemap::AtMark, pc: u64) -> Result<u64, String> {
+    let mut g = lock();
+    let t = g.as_mut().ok_or("the translator is not set up")?;
+    crate::settle::settle(t, at);
+    t.get(pc)
+}
+
 /// Whether the block translated from `orig` is still the one at `cache`
 /// (not invalidated since: the program's code there is unchanged).
 pub fn still_current(orig: u64, cache: u64) -> bool {
@@ -220,7 +231,8 @@ impl Translator {
         debug_assert_eq!(at, start);
         if built.code.marking {
             // Before any thread can run the block: a sample in it maps back.
-            crate::cachemap::publish(at, self.placed.len() as u32, pc, &self.marks);
+            let profile = (self.profiles.len() - 1) as u32;
+            crate::cachemap::publish(at, self.placed.len() as u32, pc, &self.marks, profile);
         }
         self.blocks.insert(pc, at);
         Ok(at)

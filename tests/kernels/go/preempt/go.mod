@@ -1,0 +1,3 @@
+module preempt
+
+go 1.19
