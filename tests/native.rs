@@ -655,6 +655,27 @@ fn a_handler_moving_the_interrupted_program_counter_leaves_counts_exact_and_the_
     f.assert_none();
 }
 
+/// xsave.c: a program running XSAVE itself (as SBCL's runtime does). The
+/// native engine does not count its state-dependent bytes and says so,
+/// naming the block that holds it (the warning used to blame the dynamic
+/// loader's lazy binding, whatever ran it); the FLOP stay exact (none).
+#[test]
+fn xsave_run_by_the_program_is_named_where_it_ran() {
+    let exe = build("native/xsave.c", &["-O2"]);
+    let run = count_with("native", &exe, &["10"], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let at = u64::from_str_radix(run.stdout.trim().trim_start_matches("0x"), 16)
+        .unwrap_or_else(|_| panic!("unexpected output {:?}", run.stdout));
+    let r = run.report.expect("a report");
+    assert_eq!(r.flop("total"), 0);
+    let warning = format!("XSAVE-family instructions ran (the first in the block at {at:#x})");
+    assert!(
+        r.warnings().iter().any(|w| w.starts_with(&warning)),
+        "no warning starting {warning:?}: {:?}",
+        r.warnings()
+    );
+}
+
 /// cross_page.c: an instruction of generated code crossing from one page
 /// into the next, run after the engine made the second page read-only
 /// (which splits the mapping): read whole, under both engines (it was cut

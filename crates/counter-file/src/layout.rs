@@ -66,8 +66,8 @@ pub mod word {
     /// go on), 3 an instruction of an extension this processor lacks
     /// (native engine; the extension's name at [`super::FEATURE_TEXT`]).
     pub const UNSUPPORTED_KIND: usize = 11;
-    /// 1 when XSAVE-family instructions ran whose bytes were not counted
-    /// (native engine).
+    /// Native engine: the address of the first block with XSAVE-family
+    /// instructions, whose bytes were not counted (0: none ran).
     pub const UNCOUNTED_STATE: usize = 12;
     /// Native engine: the first address of code run from a writable page
     /// the engine could not write-protect (its changes unseen), else 0.

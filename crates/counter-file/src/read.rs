@@ -41,8 +41,9 @@ pub struct FileCounts {
     pub regions: Vec<RegionCounts>,
     /// Counts outside every region (when any region was entered).
     pub unmarked: Counts,
-    /// XSAVE-family bytes were not counted (native engine).
-    pub uncounted_state: bool,
+    /// Native engine: XSAVE-family bytes were not counted, from the block
+    /// at this address on.
+    pub uncounted_state: Option<u64>,
     /// Native engine: code was run from a writable page the engine could
     /// not write-protect, from this address (a change to it would go
     /// unseen: counts may then be wrong).
@@ -243,7 +244,8 @@ impl CounterFile {
                 kind,
             });
         }
-        out.uncounted_state = layout::load(v.word(word::UNCOUNTED_STATE)) != 0;
+        out.uncounted_state =
+            Some(layout::load(v.word(word::UNCOUNTED_STATE))).filter(|pc| *pc != 0);
         out.generated_code_pc =
             Some(layout::load(v.word(word::GENERATED_CODE_PC))).filter(|pc| *pc != 0);
         out.code_writes = layout::load(v.word(word::CODE_WRITES));

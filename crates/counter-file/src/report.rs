@@ -131,7 +131,7 @@ fn combine(files: &[(PathBuf, FileCounts)]) -> FileCounts {
         out.unsupported = out.unsupported.take().or_else(|| f.unsupported.clone());
         add_regions(&mut out.regions, &f.regions);
         out.unmarked.merge(&f.unmarked);
-        out.uncounted_state |= f.uncounted_state;
+        out.uncounted_state = out.uncounted_state.or(f.uncounted_state);
         out.generated_code_pc = out.generated_code_pc.or(f.generated_code_pc);
         out.code_writes += f.code_writes;
         out.blocks_invalidated += f.blocks_invalidated;

@@ -237,10 +237,10 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
             ),
         );
     }
-    if main.uncounted_state {
-        report.warnings.push(
-            "XSAVE-family instructions ran (the dynamic loader's lazy binding uses them): their bytes are not counted by the native engine; leave LD_BIND_NOW unset (the native engine then sets it) to avoid them".into(),
-        );
+    if let Some(pc) = main.uncounted_state {
+        report.warnings.push(format!(
+            "XSAVE-family instructions ran (the first in the block at {pc:#x}): the bytes they move depend on the processor's state and are not counted by the native engine (the emulate engine counts them). The program's own runtime may save the processor's state so (SBCL's does), or the dynamic loader's lazy binding: the native engine sets LD_BIND_NOW to avoid it, unless LD_BIND_NOW is set already"
+        ));
     }
     if opts.likwid_markers.is_some() {
         report

@@ -340,8 +340,8 @@ fn flush_counts(v: View, finished: bool) {
     v.word(word::BANKS_USED)
         .store(banks as u64, Ordering::Release);
     v.word(word::OVERFLOW).store(lost, Ordering::Release);
-    if t.uncounted_state {
-        v.word(word::UNCOUNTED_STATE).store(1, Ordering::Release);
+    if let Some(pc) = t.uncounted_state {
+        v.word(word::UNCOUNTED_STATE).store(pc, Ordering::Release);
     }
     if let Some(pc) = t.generated_code_pc {
         v.word(word::GENERATED_CODE_PC).store(pc, Ordering::Release);

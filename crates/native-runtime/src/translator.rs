@@ -27,8 +27,9 @@ pub struct Translator {
     placed: Vec<u8>,
     marks: Vec<(u32, u32)>,
     links: Vec<(u64, u32)>,
-    /// XSAVE-family instructions were translated (their bytes are not counted).
-    pub uncounted_state: bool,
+    /// The first block translated with XSAVE-family instructions (their
+    /// bytes are not counted).
+    pub uncounted_state: Option<u64>,
     /// The first block translated from a writable page the engine could
     /// not protect (written_code.rs): code that may change unseen.
     pub generated_code_pc: Option<u64>,
@@ -55,7 +56,7 @@ pub fn init() -> Result<(), String> {
         placed: Vec::new(),
         marks: Vec::new(),
         links: Vec::new(),
-        uncounted_state: false,
+        uncounted_state: None,
         generated_code_pc: None,
         watch: Default::default(),
         profiles: Vec::new(),
@@ -218,7 +219,9 @@ impl Translator {
                 header::MAX_SLOTS
             ));
         }
-        self.uncounted_state |= built.uncounted_state;
+        if built.uncounted_state && self.uncounted_state.is_none() {
+            self.uncounted_state = Some(pc);
+        }
         let snapshot = crate::codemap::snapshot_count().saturating_sub(1);
         self.profiles.push((snapshot, built.profile));
         let at = translate::place(
