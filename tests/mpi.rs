@@ -167,3 +167,33 @@ fn counts_and_native_times_of_a_job_merge_into_one_report() {
     assert_eq!(r["native_time_s"].as_f64().unwrap(), slowest);
     assert!(r["gflops"].as_f64().is_some());
 }
+
+/// `-o` without `%r` under a launcher: every rank would write the one file,
+/// each replacing the others' report, so every rank refuses before its
+/// program runs, with a name that works; `flopscope time` alike.
+#[test]
+fn a_report_name_every_rank_would_share_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("r.json");
+    let ran = dir.path().join("ran");
+    for command in ["count", "time"] {
+        let out = Command::new("mpirun")
+            .args(["--oversubscribe", "-n", "2", FLOPSCOPE, command, "-o"])
+            .arg(&shared)
+            .args(["--", "/bin/sh", "-c"])
+            .arg(format!("touch {}", ran.display()))
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{command}: {err}");
+        let told = format!(
+            "each of the job's 2 ranks would write this one file, replacing the others' reports: put %r (the rank) in the name, as in -o {}; the program was not run",
+            dir.path().join("r.%r.json").display()
+        );
+        assert!(err.contains(&told), "{command}: {err}");
+        assert!(!ran.exists(), "{command}: the program ran");
+        assert!(!shared.exists(), "{command}: a report was written");
+    }
+}

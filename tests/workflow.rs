@@ -23,9 +23,14 @@ fn a_bad_output_path_or_machine_file_stops_before_the_program_runs() {
         &["--machine", "/nonexistent/machine.json"],
         &["-o", "/"],
     ];
-    for extra in cases {
+    let time_cases: [&[&str]; 2] = [&["-o", "/nonexistent/dir/t.json"], &["-o", "/"]];
+    let all = cases
+        .iter()
+        .map(|c| ("count", *c))
+        .chain(time_cases.iter().map(|c| ("time", *c)));
+    for (command, extra) in all {
         let out = Command::new(FLOPSCOPE)
-            .arg("count")
+            .arg(command)
             .args(extra)
             .arg("--")
             .args(program(&marker))

@@ -1,8 +1,9 @@
 //! Running as one rank of a parallel job: which rank (from the launcher's
 //! environment) and per-rank output names (`%r`, `%p`, `%h`).
 
+use anyhow::Result;
 use flopscope_model::RankInfo;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Rank variables, in order of preference: Open MPI, PMIx, MPICH/Intel MPI (PMI), Slurm.
 const RANK_VARS: [&str; 4] = [
@@ -46,6 +47,49 @@ pub fn hostname() -> String {
         String::from_utf8_lossy(&buf[..end]).into_owned()
     } else {
         "unknown-host".into()
+    }
+}
+
+/// The report's file for `-o template` in this process: expanded
+/// ([`expand_output`]) and checked before the program runs. Under a
+/// launcher with more than one rank, a name without `%r` or `%p` is
+/// refused: every rank would write the one file, each replacing the last.
+pub fn output_path(template: &Path, rank: Option<&RankInfo>) -> Result<PathBuf> {
+    let text = template.to_string_lossy();
+    if let Some(r) = rank.filter(|r| r.size != Some(1)) {
+        if !names_each_rank(&text) {
+            let ranks = r.size.map_or("several".to_string(), |n| n.to_string());
+            anyhow::bail!(
+                "-o {text}: each of the job's {ranks} ranks would write this one file, replacing the others' reports: put %r (the rank) in the name, as in -o {}; the program was not run",
+                with_rank(template).display()
+            );
+        }
+    }
+    let path = expand_output(&text, rank);
+    crate::output::check_writable(&path)?;
+    Ok(path)
+}
+
+/// Whether `template` names a file of its own for each rank (`%r`, `%p`).
+fn names_each_rank(template: &str) -> bool {
+    let mut chars = template.chars();
+    while let Some(c) = chars.next() {
+        if c == '%' && matches!(chars.next(), Some('r' | 'p')) {
+            return true;
+        }
+    }
+    false
+}
+
+/// `template` with `.%r` before its extension (`r.json` -> `r.%r.json`).
+fn with_rank(template: &Path) -> PathBuf {
+    match (template.file_stem(), template.extension()) {
+        (Some(stem), Some(ext)) => template.with_file_name(format!(
+            "{}.%r.{}",
+            stem.to_string_lossy(),
+            ext.to_string_lossy()
+        )),
+        _ => PathBuf::from(format!("{}.%r", template.display())),
     }
 }
 
@@ -123,5 +167,31 @@ mod tests {
             PathBuf::from(format!("x.{pid}"))
         );
         assert_eq!(expand_output("odd%q%", None), PathBuf::from("odd%q%"));
+    }
+
+    #[test]
+    fn a_name_all_ranks_would_share_is_refused_with_one_that_is_not() {
+        let rank = |size| RankInfo {
+            rank: 1,
+            size,
+            host: "node3".into(),
+            pid: 1,
+        };
+        let dir = std::env::temp_dir();
+        let shared = dir.join("r.json");
+        let e = output_path(&shared, Some(&rank(Some(4))))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("4 ranks") && e.contains("r.%r.json"), "{e}");
+        assert!(output_path(&shared, Some(&rank(None))).is_err());
+        assert!(output_path(&dir.join("r.%%r.json"), Some(&rank(Some(4)))).is_err());
+        assert_eq!(
+            output_path(&dir.join("r.%r.json"), Some(&rank(Some(4)))).unwrap(),
+            dir.join("r.1.json")
+        );
+        assert!(output_path(&dir.join("r.%p.json"), Some(&rank(Some(4)))).is_ok());
+        assert_eq!(output_path(&shared, Some(&rank(Some(1)))).unwrap(), shared);
+        assert_eq!(output_path(&shared, None).unwrap(), shared);
+        assert_eq!(with_rank(Path::new("noext")), PathBuf::from("noext.%r"));
     }
 }

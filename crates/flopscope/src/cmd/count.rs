@@ -4,7 +4,7 @@
 //! comes from.
 
 use crate::{launch, plugin, progress, regions, timed};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use flopscope_engine_perf as perf;
 use flopscope_engine_qemu::host::{program, run as qemu};
@@ -363,10 +363,8 @@ pub fn run(a: CountArgs) -> Result<i32> {
     let output = a
         .output
         .as_deref()
-        .map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
-    if let Some(o) = &output {
-        check_writable(o)?;
-    }
+        .map(|o| launch::output_path(o, rank.as_ref()))
+        .transpose()?;
     // The machine, and the peak the figures are compared with (its saved
     // profile, if any): read before the run, a wrong --machine costs nothing.
     let machine = super::peak::machine_record(a.machine.as_deref())?;
@@ -586,39 +584,6 @@ fn emit_or_keep(
         Ok(()) => Err(e.context(format!("the report was kept in {} instead", keep.display()))),
         Err(_) => Err(e),
     }
-}
-
-/// Fails, before the program runs, if the report could not be written to
-/// `path`: its directory must exist and be writable.
-fn check_writable(path: &std::path::Path) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    if !dir.is_dir() {
-        anyhow::bail!(
-            "cannot write the report to {}: the directory {} does not exist (create it, or give another -o); the program was not run",
-            path.display(),
-            dir.display()
-        );
-    }
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-        .context("a path with a NUL byte")?;
-    // SAFETY: access() only reads the NUL-terminated path.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-        anyhow::bail!(
-            "cannot write the report to {}: the directory {} is not writable (give another -o); the program was not run",
-            path.display(),
-            dir.display()
-        );
-    }
-    if path.is_dir() {
-        anyhow::bail!(
-            "cannot write the report to {}: it is a directory (give a file name); the program was not run",
-            path.display()
-        );
-    }
-    Ok(())
 }
 
 /// [`emit`] with `top` rows in the table's top functions and loops.

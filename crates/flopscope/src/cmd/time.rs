@@ -29,6 +29,13 @@ pub struct TimeArgs {
 }
 
 pub fn run(a: TimeArgs) -> Result<i32> {
+    let rank = launch::rank_info();
+    // Checked before the program runs: a wrong path must not cost the run.
+    let output = a
+        .output
+        .as_deref()
+        .map(|o| launch::output_path(o, rank.as_ref()))
+        .transpose()?;
     let work = crate::workdir::create(&std::env::temp_dir())?;
     let native = native_run(
         &a.command,
@@ -40,7 +47,6 @@ pub fn run(a: TimeArgs) -> Result<i32> {
             "{sig} received during the timed run (passed on to the program): no time was measured"
         );
     }
-    let rank = launch::rank_info();
     let mut report = Report::new("time", a.command.clone());
     report.exit_status = ExitStatus::from_std(native.status);
     report.complete = matches!(report.exit_status, ExitStatus::Code(_));
@@ -63,10 +69,6 @@ pub fn run(a: TimeArgs) -> Result<i32> {
             .map(Format::from_path)
             .unwrap_or(Format::Table)
     });
-    let output = a
-        .output
-        .as_deref()
-        .map(|o| launch::expand_output(&o.to_string_lossy(), rank.as_ref()));
     emit(&report, format, output.as_deref())?;
     Ok(exit_code_of(&report.exit_status))
 }
