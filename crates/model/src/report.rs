@@ -487,8 +487,14 @@ impl Report {
 
     /// [`Report::to_json`] written to `w` as it is made.
     pub fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-        serde_json::to_writer_pretty(&mut *w, self)?;
-        w.write_all(b"\n")
+        // The formatter writes a few bytes at a time (indents, keys,
+        // numbers): buffered here, in a writer whose type it knows, they
+        // reach `w` in large pieces instead of one dynamic call each.
+        use std::io::Write;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
+        serde_json::to_writer_pretty(&mut w, self)?;
+        w.write_all(b"\n")?;
+        w.flush()
     }
 
     pub fn to_json(&self) -> String {
