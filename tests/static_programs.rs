@@ -438,3 +438,35 @@ fn auto_counts_a_static_program_natively_without_a_warning() {
     assert_eq!(r.0["warnings"], serde_json::json!([]), "{}", r.0);
     assert!(static_noted(&r), "{}", r.0["notes"]);
 }
+
+/// `--runs` times a static program in uninstrumented runs, which the
+/// sampler's preload library cannot enter: the report says its rows have
+/// no time, and how to get it (it said nothing, with "every 0.000 ms").
+#[test]
+fn timed_runs_of_a_static_program_say_they_were_not_sampled() {
+    let exe = build("triad.c", STATIC);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = std::process::Command::new(FLOPSCOPE)
+        .args(["count", "--runs", "1", "-o"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .args(["1000", "10"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let said = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().starts_with("time per function: no process of the timed runs was sampled (a statically linked program does not load the sampler's preload library)"));
+    assert!(said, "{}", r["warnings"]);
+    assert_eq!(r["sampling"]["samples"], 0);
+}

@@ -10,7 +10,9 @@
 //!   addresses): (cache start, length, program start, its marks, the index
 //!   of its translation's profile, `Translator::profiles`);
 //! - marks: for each copied program instruction, (offset of its copy in the
-//!   block, its offset in the program's block), from `code::Piece::Mark`.
+//!   block, its address less the program block's start, as a signed 32-bit
+//!   number: a jump the block followed may lead below its start), from
+//!   `code::Piece::Mark`.
 //!
 //! An entry is written in full before the table's length is published
 //! (Release); a reader loads the length (Acquire) and reads only entries
@@ -153,7 +155,7 @@ pub fn lookup(addr: u64) -> Option<u64> {
     let (b, marks, off) = block_at(addr)?;
     let j = marks.partition_point(|m| u64::from(m.0) <= off);
     Some(match j.checked_sub(1) {
-        Some(j) => b.orig + u64::from(marks[j].1),
+        Some(j) => program_pc(&b, marks[j]),
         None => b.orig,
     })
 }
@@ -190,13 +192,18 @@ pub fn at_mark(addr: u64) -> Option<AtMark> {
     let j = marks.partition_point(|m| u64::from(m.0) < off);
     let m = marks.get(j).filter(|m| u64::from(m.0) == off)?;
     Some(AtMark {
-        pc: b.orig + u64::from(m.1),
+        pc: program_pc(&b, *m),
         orig: b.orig,
         cache: b.cache,
         index: j,
         marks: marks.len(),
         profile: b.profile,
     })
+}
+
+/// The program address of block `b`'s mark `m`.
+fn program_pc(b: &Block, m: (u32, u32)) -> u64 {
+    b.orig.wrapping_add(m.1 as i32 as i64 as u64)
 }
 
 /// A block's marks: (offset in the copy, offset in the program's block).
@@ -235,7 +242,10 @@ mod tests {
         let base = 0x7000_0000_0000;
         assert!(add_arena(base, base + ARENA_BYTES as u64));
         let (b1, b2) = (base + 0x100, base + 0x180);
-        publish(b1, 0x40, 0x40_1000, &[(10, 0), (20, 3), (30, 7)], 5);
+        // b1's third instruction lies below its start: a jump the block
+        // followed led back there.
+        let below = (-0x20i32) as u32;
+        publish(b1, 0x40, 0x40_1000, &[(10, 0), (20, 3), (30, below)], 5);
         publish(b2, 0x20, 0x40_2000, &[], 6);
         assert_eq!(lookup(base + 0x10), None, "the arena's shared routines");
         assert_eq!(
@@ -246,7 +256,7 @@ mod tests {
         assert_eq!(lookup(b1 + 10), Some(0x40_1000));
         assert_eq!(lookup(b1 + 19), Some(0x40_1000));
         assert_eq!(lookup(b1 + 20), Some(0x40_1003));
-        assert_eq!(lookup(b1 + 0x3f), Some(0x40_1007));
+        assert_eq!(lookup(b1 + 0x3f), Some(0x40_0fe0));
         assert_eq!(lookup(b1 + 0x40), None, "alignment padding");
         assert_eq!(
             lookup(b2 + 5),
@@ -266,7 +276,7 @@ mod tests {
         assert_eq!(
             at_mark(b1 + 30),
             Some(AtMark {
-                pc: 0x40_1007,
+                pc: 0x40_0fe0,
                 orig: 0x40_1000,
                 cache: b1,
                 index: 2,

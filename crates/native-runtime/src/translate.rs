@@ -430,10 +430,22 @@ fn copy(dec: &Decoded, i: usize, code: &mut Code) {
 }
 
 /// Marks where instruction `i`'s copy (or what stands for it) starts, for
-/// sampling (crate::cachemap).
+/// sampling and the program counter signal handlers are shown
+/// (crate::cachemap), with the instruction's address as a signed 32-bit
+/// offset from the block's start: code a followed jump reached can lie
+/// below the start (Go's compiler jumps back to loop heads laid out before
+/// the code). An instruction too far for that gets no mark, and one
+/// without an address of its own (a decoding failure) stands at the start.
 fn mark(dec: &Decoded, i: usize, code: &mut Code) {
     let ip = dec.insns[i].0.ip();
-    code.mark(ip.saturating_sub(dec.pc) as u32);
+    let off = if ip == 0 {
+        0
+    } else {
+        ip.wrapping_sub(dec.pc) as i64
+    };
+    if let Ok(off) = i32::try_from(off) {
+        code.mark(off as u32);
+    }
 }
 
 /// `mov rax, <operand of the indirect jmp/call i>`: the same ModRM, SIB and

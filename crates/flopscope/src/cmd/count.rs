@@ -623,6 +623,13 @@ fn read_samples(
             Vec::new()
         }
     };
+    if processes.is_empty() {
+        warnings.push(if run == "the timed runs" {
+            "time per function: no process of the timed runs was sampled (a statically linked program does not load the sampler's preload library): the rows have no time; without --runs, the native engine samples the counted run itself".into()
+        } else {
+            format!("time per function: no process of {run} was sampled: the rows have no time")
+        });
+    }
     let (mut dropped, mut signals, mut replaced) = (0, 0.0, false);
     let (mut engine, mut program) = (0u64, 0u64);
     let placed: Vec<flopscope_attribution::ProcessSamples> = processes

@@ -5,11 +5,11 @@
 // counter to the runtime's asyncPreempt, which returns there later. The
 // loops have no calls, so no other safe point stops them.
 //
-//	usage: preempt N G        build: CGO_ENABLED=0 go build
+//	usage: preempt N G A        build: CGO_ENABLED=0 go build
 //
 // G goroutines take N/G of the N iterations of s += sqrt(i) each (work,
-// inlined into its goroutine) while another allocates, so that the
-// collector runs meanwhile. Nothing else computes a square root, and work
+// inlined into its goroutine) while another allocates A blocks of 1 KB,
+// so that the collector runs meanwhile (A = 0: none). Nothing else computes a square root, and work
 // does nothing else: with the sum of the G parts printed as an integer,
 //
 //	flop_by_op.sqrt = N; main.work: sqrt = add = N; its loop: G entries,
@@ -37,6 +37,7 @@ var sink [][]byte
 func main() {
 	n, _ := strconv.Atoi(os.Args[1])
 	g, _ := strconv.Atoi(os.Args[2])
+	a, _ := strconv.Atoi(os.Args[3])
 	var wg sync.WaitGroup
 	parts := make([]float64, g)
 	for k := 0; k < g; k++ {
@@ -48,7 +49,7 @@ func main() {
 	}
 	done := make(chan bool)
 	go func() {
-		for i := 0; i < 100000; i++ {
+		for i := 0; i < a; i++ {
 			sink = append(sink, make([]byte, 1024))
 			if len(sink) > 1000 {
 				sink = nil
