@@ -63,22 +63,7 @@ fn goroutines_preempted_by_signals_count_exactly_and_are_sampled() {
         }
         // Delivered at block starts, the emulate engine sees each return
         // into a loop's header from the preemption as an entry.
-        let loops = r.0["loops"].as_array().expect("loops");
-        match loops.iter().find(|l| l["function"] == "main.work") {
-            Some(l) => {
-                f.equal(
-                    "main.work's loop entries",
-                    g as i64,
-                    l["entries"].as_i64().unwrap_or(-1),
-                );
-                f.equal(
-                    "main.work's loop iterations",
-                    n as i64,
-                    l["iterations"].as_i64().unwrap_or(-1),
-                );
-            }
-            None => f.push("native: no loop in main.work".into()),
-        }
+        f.loop_of(&r, "main.work", g, n);
         if work["time_s"].as_f64().unwrap_or(0.0) <= 0.0 {
             f.push(format!(
                 "native: main.work has no time (sampling: {})",

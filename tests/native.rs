@@ -635,22 +635,7 @@ fn a_handler_moving_the_interrupted_program_counter_leaves_counts_exact_and_the_
                 r.0["sampling"]
             ));
         }
-        let loops = r.0["loops"].as_array().expect("loops");
-        match loops.iter().find(|l| l["function"] == "one_block") {
-            Some(l) => {
-                f.equal(
-                    "one_block's loop entries",
-                    1,
-                    l["entries"].as_i64().unwrap_or(-1),
-                );
-                f.equal(
-                    "one_block's loop iterations",
-                    n as i64,
-                    l["iterations"].as_i64().unwrap_or(-1),
-                );
-            }
-            None => f.push("native: no loop in one_block".into()),
-        }
+        f.loop_of(&r, "one_block", 1, n);
     }
     f.assert_none();
 }

@@ -445,28 +445,12 @@ fn auto_counts_a_static_program_natively_without_a_warning() {
 #[test]
 fn timed_runs_of_a_static_program_say_they_were_not_sampled() {
     let exe = build("triad.c", STATIC);
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let out = std::process::Command::new(FLOPSCOPE)
-        .args(["count", "--runs", "1", "-o"])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .args(["1000", "10"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let said = r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|w| w.as_str().unwrap().starts_with("time per function: no process of the timed runs was sampled (a statically linked program does not load the sampler's preload library)"));
-    assert!(said, "{}", r["warnings"]);
-    assert_eq!(r["sampling"]["samples"], 0);
+    let run = count_as("auto", &["--runs", "1"], &exe, &["1000", "10"], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.expect("a report");
+    let said = r.warnings().iter().any(|w| {
+        w.starts_with("time per function: no process of the timed runs was sampled (a statically linked program does not load the sampler's preload library)")
+    });
+    assert!(said, "{:?}", r.warnings());
+    assert_eq!(r.0["sampling"]["samples"], 0);
 }

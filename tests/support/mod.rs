@@ -187,7 +187,9 @@ pub fn count_sampled_with<A: AsRef<OsStr>>(
     count_as(engine, &[], exe, args, env)
 }
 
-fn count_as<A: AsRef<OsStr>>(
+/// [`count_with`] with `options` given to `flopscope count` instead of
+/// `--no-native`.
+pub fn count_as<A: AsRef<OsStr>>(
     engine: &str,
     options: &[&str],
     exe: &Path,
@@ -630,6 +632,23 @@ impl Failures {
         if expected != got {
             self.0
                 .push(format!("{what}: expected {expected:?}, got {got:?}"));
+        }
+    }
+
+    /// The loop of `function` in `r` (its first) was entered `entries`
+    /// times and ran `iterations` times.
+    pub fn loop_of(&mut self, r: &Report, function: &str, entries: u64, iterations: u64) {
+        let found = r.0["loops"]
+            .as_array()
+            .and_then(|l| l.iter().find(|l| l["function"] == function));
+        let Some(l) = found else {
+            return self.push(format!("no loop in {function}"));
+        };
+        let got = (l["entries"].as_u64(), l["iterations"].as_u64());
+        if got != (Some(entries), Some(iterations)) {
+            self.push(format!(
+                "{function}'s loop: expected {entries} entries and {iterations} iterations, got {got:?}"
+            ));
         }
     }
 
