@@ -16,7 +16,8 @@
 //! it takes back the execution counted whole, adds the finished copies of
 //! the unfinished round, and counts the `i` instructions on a slot of
 //! their own (made once per block and `i`, and written to the code table
-//! as a piece of the block: attribution sees them too).
+//! as a block of its own at the same address, falling through to the
+//! instruction not run: attribution sees them too).
 //!
 //! Not settled: run-time counts made just before the interrupted
 //! instruction's copy (the active lanes of a masked instruction) stay

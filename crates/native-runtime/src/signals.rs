@@ -406,15 +406,8 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
             // SIG_DFL or SIG_IGN: the sampling handler stays; SIGPROFs not
             // its timers' follow the program's choice (sampling.rs).
             if oact != 0 {
-                // Its own handler's flags and mask, if it had one.
-                let mut held = crate::sampling::current_action();
-                let mut old = if held.handler == crate::sampling::shared_entry() {
-                    crate::sampling::as_program_set(&mut held);
-                    held
-                } else {
-                    KernelSigaction::default()
-                };
-                old.handler = old_app;
+                let mut old = crate::sampling::current_action();
+                as_the_program_set_it(&mut old, old_app);
                 // SAFETY: the program passed room for the old action.
                 unsafe { *(oact as *mut KernelSigaction) = old };
             }
@@ -464,25 +457,31 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
     if r == 0 {
         if oact != 0 {
             // SAFETY: the kernel just wrote it.
-            let o = unsafe { &mut *(oact as *mut KernelSigaction) };
-            if o.handler == crate::sampling::handler_address() {
-                // The runtime's sampling handler: the program set none.
-                *o = KernelSigaction {
-                    handler: old_app,
-                    ..Default::default()
-                };
-            } else if ours(o.handler) {
-                if o.handler == crate::sampling::shared_entry() {
-                    crate::sampling::as_program_set(o);
-                }
-                o.handler = old_app;
-            }
+            as_the_program_set_it(unsafe { &mut *(oact as *mut KernelSigaction) }, old_app);
         }
         if let Some(h) = new_handler {
             APP_HANDLER[sig].store(h, Ordering::Release);
         }
     }
     r
+}
+
+/// `o`, an action the kernel holds, as the program set it (`old_app` its
+/// handler): the runtime's sampling handler alone stands for none set; the
+/// entry sharing SIGPROF (sampling.rs) and the runtime's other entries for
+/// the program's handler, with the program's flags and mask.
+fn as_the_program_set_it(o: &mut KernelSigaction, old_app: u64) {
+    if o.handler == crate::sampling::handler_address() {
+        *o = KernelSigaction {
+            handler: old_app,
+            ..Default::default()
+        };
+    } else if ours(o.handler) {
+        if o.handler == crate::sampling::shared_entry() {
+            crate::sampling::as_program_set(o);
+        }
+        o.handler = old_app;
+    }
 }
 
 /// The SIGSEGV action the kernel gets: the engine's entry, then the

@@ -425,13 +425,9 @@ pub fn run(a: CountArgs) -> Result<i32> {
         let counters = work.path().join("counters");
         let sampled = (sample_runs || sample_counted) && samples.is_dir();
         let samples = sampled.then(|| {
-            let source = if sample_runs {
-                "the timed runs"
-            } else {
-                "the counted run"
-            };
             let wall = Seconds(report.native_time_s.unwrap_or(0.0));
-            let (s, how, engine_share) = read_samples(&samples, source, wall, &mut report.warnings);
+            let (s, how, engine_share) =
+                read_samples(&samples, sample_runs, wall, &mut report.warnings);
             report.sampling = Some(how);
             if let Some(t) = report.timing.as_mut().filter(|_| sample_counted) {
                 t.engine_share = engine_share;
@@ -601,12 +597,13 @@ pub fn emit_top(
     }
 }
 
-/// The samples of `run` (the counted run or the timed runs), placed for
-/// attribution, and the share of the sampled time the engine itself took; a
-/// problem reading them is a warning (the counts do not depend on them).
+/// The samples of the timed runs (`timed_runs`) or of the counted run,
+/// placed for attribution, and the share of the sampled time the engine
+/// itself took; a problem reading them is a warning (the counts do not
+/// depend on them).
 fn read_samples(
     dir: &std::path::Path,
-    run: &str,
+    timed_runs: bool,
     wall: Seconds,
     warnings: &mut Vec<String>,
 ) -> (
@@ -614,7 +611,20 @@ fn read_samples(
     flopscope_model::Sampling,
     Option<f64>,
 ) {
+    let run = if timed_runs {
+        "the timed runs"
+    } else {
+        "the counted run"
+    };
     let processes = match flopscope_sampler::read_dir(dir) {
+        Ok(p) if p.is_empty() => {
+            warnings.push(if timed_runs {
+                "time per function: no process of the timed runs was sampled (a statically linked program does not load the sampler's preload library): the rows have no time; without --runs, the native engine samples the counted run itself".into()
+            } else {
+                format!("time per function: no process of {run} was sampled: the rows have no time")
+            });
+            p
+        }
         Ok(p) => p,
         Err(e) => {
             warnings.push(format!(
@@ -623,13 +633,6 @@ fn read_samples(
             Vec::new()
         }
     };
-    if processes.is_empty() {
-        warnings.push(if run == "the timed runs" {
-            "time per function: no process of the timed runs was sampled (a statically linked program does not load the sampler's preload library): the rows have no time; without --runs, the native engine samples the counted run itself".into()
-        } else {
-            format!("time per function: no process of {run} was sampled: the rows have no time")
-        });
-    }
     let (mut dropped, mut signals, mut replaced) = (0, 0.0, false);
     let (mut engine, mut program) = (0u64, 0u64);
     let placed: Vec<flopscope_attribution::ProcessSamples> = processes
