@@ -640,6 +640,47 @@ fn a_handler_moving_the_interrupted_program_counter_leaves_counts_exact_and_the_
     f.assert_none();
 }
 
+/// Signals landing while the dispatcher starts, handled on an alternate
+/// signal stack (as Go handles every signal): the handler's own entries
+/// into the dispatcher (its `rt_sigreturn`, at least) must not use the
+/// dispatcher stack the interrupted entry was saving the program's
+/// registers on. Before the fix they did, and the program got registers
+/// of the handler back: the engine crashed in 4 runs of 4 of this size,
+/// and Go programs collecting garbage in about 1 in 100 (see tests/go.rs).
+/// A detector of chance: two runs, each with some 130,000 signals.
+#[test]
+fn signals_handled_on_an_alternate_stack_while_the_dispatcher_starts_leave_registers_intact() {
+    let exe = build(
+        "native/altstack.c",
+        &["-O2", "-msse2", "-fno-math-errno", "-pthread"],
+    );
+    let m = 300_000u64;
+    let mut f = Failures::default();
+    for round in 1..=2 {
+        let run = count_with("native", &exe, &[m.to_string()], &[]);
+        let handled: u64 = run
+            .stdout
+            .strip_prefix("ok ")
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0);
+        if run.code != 0 || handled == 0 {
+            f.push(format!(
+                "round {round}: exit {}, output {:?}, {}",
+                run.code, run.stdout, run.stderr
+            ));
+            continue;
+        }
+        let r = run.report.expect("a report");
+        let e = Expect::new()
+            .insn("fp64", 64, 1, "sqrt", m, 1)
+            .insn("fp64", 64, 1, "add", m, 1)
+            .op("sqrt", m)
+            .op("add", m);
+        f.expect(&format!("altstack {m}, round {round}"), &r, &e);
+    }
+    f.assert_none();
+}
+
 /// xsave.c: a program running XSAVE itself (as SBCL's runtime does). The
 /// native engine does not count its state-dependent bytes and says so,
 /// naming the block that holds it (the warning used to blame the dynamic

@@ -4,7 +4,12 @@
 //!   installs `fs_signal_entry` in the kernel and remembers the handler's
 //!   translation. The entry saves the cache code's scratch words (a signal
 //!   may land inside an instrumentation sequence), lowers the dispatcher
-//!   stack if the signal landed on it, and jumps to the handler's cache copy.
+//!   stack below the interrupted code's stack pointer or the handler's,
+//!   whichever is on it (a signal may land while the dispatcher starts,
+//!   before it blocks signals; the handler then runs on an alternate stack
+//!   if it asked for one, and its own dispatcher entries must not overwrite
+//!   the registers the interrupted entry saved), and jumps to the handler's
+//!   cache copy.
 //!   The handler's `rt_sigreturn` restores the words. The program is told
 //!   its own handler when it asks.
 //! - Ordinary system calls run in the cache, so a signal interrupting one
@@ -151,12 +156,20 @@ fs_signal_entry:
     mov gs:[0x40], rcx
 3:
     mov rcx, gs:[0x38]
-    cmp rsp, rcx
+    lea r8, [rcx - 0x100000]
+    mov rax, rsp
+    cmp rax, rcx
+    ja 4f
+    cmp rax, r8
+    jae 5f
+4:
+    mov rax, [rdx + {uc_rsp}]
+    cmp rax, rcx
     ja 2f
-    lea rax, [rcx - 0x100000]
-    cmp rsp, rax
+    cmp rax, r8
     jb 2f
-    lea rax, [rsp - 1024]
+5:
+    lea rax, [rax - 1024]
     and rax, -16
     mov gs:[0x38], rax
 2:
@@ -211,7 +224,12 @@ fs_unmask_and_go:
 "#,
     targets = sym FS_SIGNAL_TARGETS,
     show_program_pc = sym show_program_pc,
+    uc_rsp = const UC_RSP,
 );
+
+/// Where the interrupted stack pointer is in a `ucontext_t`.
+const UC_RSP: usize =
+    std::mem::offset_of!(libc::ucontext_t, uc_mcontext) + 8 * libc::REG_RSP as usize;
 
 /// Where in a save entry the cache address a handler's context held is
 /// kept (the word after the [`SAVED`] ones), 0 when it was left as it was.
