@@ -126,6 +126,21 @@ pub struct Routines {
     pub probe: u64,
     /// An indirect branch's first execution (see [`indirect_site`]).
     pub fill: u64,
+    /// 512 bits, one a system call number: set for those the dispatcher
+    /// handles (`syscalls::SPECIAL`, complete before the first arena),
+    /// for `Code::syscall_check`.
+    pub specials: u64,
+}
+
+/// `syscalls::SPECIAL` as a bit map (bit n of byte n / 8: `bt`'s order).
+fn special_bits() -> [u8; 64] {
+    let mut bits = [0u8; 64];
+    for (n, on) in crate::syscalls::SPECIAL.iter().enumerate() {
+        if on.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+            bits[n / 8] |= 1 << (n % 8);
+        }
+    }
+    bits
 }
 
 pub struct Arena {
@@ -194,6 +209,8 @@ impl Arena {
         a.align(16);
         a.routines.fill = a.next;
         a.put(&fill_routine(a.next, a.routines.enter))?;
+        a.align(64);
+        a.routines.specials = a.put(&special_bits())?;
         Some(a)
     }
 

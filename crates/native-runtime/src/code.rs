@@ -273,29 +273,34 @@ impl Code {
         self.mov_rax(desc);
         self.jmp(Target::Abs(enter));
     }
-    /// Before a `syscall`: jumps to the returned label when rax names a
-    /// system call the dispatcher handles; falls through otherwise. Both ways
-    /// must then `popfq` and lift rsp by 128 (see `syscall_tail`). Uses rcx,
-    /// which the `syscall` clobbers.
-    pub fn syscall_check(&mut self, table: u64) -> u32 {
+    /// Before a `syscall` (rax: its number): jumps to the returned label
+    /// when the dispatcher handles that number (its bit set in the 512-bit
+    /// map at `specials`), falls through otherwise; both ways must then
+    /// [`Code::syscall_restore`]. Meanwhile rcx, which the `syscall`
+    /// clobbers, holds the flags (as `lahf; seto al` leave them). Nothing
+    /// is written to memory: not below the program's stack pointer, where
+    /// its stack may end (a Go goroutine's), and not to the thread's words,
+    /// which a signal handler running meanwhile would reuse.
+    pub fn syscall_check(&mut self, specials: u64) -> u32 {
         let native = self.label();
         let special = self.label();
-        self.lea_rsp(-128);
-        self.bytes(&[0x9c]); // pushfq
+        self.bytes(&[0x48, 0x89, 0xc1]); // mov rcx, rax
+        self.bytes(&[0x9f, 0x0f, 0x90, 0xc0]); // lahf; seto al
+        self.bytes(&[0x48, 0x91]); // xchg rcx, rax
         self.bytes(&[0x48, 0x3d, 0xff, 0x01, 0x00, 0x00]); // cmp rax, 511
         self.jcc(0x7, Target::Label(native)); // ja
-        self.bytes(&[0x48, 0xb9]); // mov rcx, table
-        self.bytes(&table.to_le_bytes());
-        self.bytes(&[0x80, 0x3c, 0x01, 0x00]); // cmp byte [rcx+rax], 0
-        self.jcc(0x5, Target::Label(special)); // jne
+        self.rip(&[0x48, 0x0f, 0xa3, 0x05, 0, 0, 0, 0], 4, specials); // bt [specials], rax
+        self.jcc(0x2, Target::Label(special)); // jc
         self.place(native);
-        self.syscall_tail();
+        self.syscall_restore();
         special
     }
-    /// `popfq; lea rsp, [rsp+128]`.
-    pub fn syscall_tail(&mut self) {
-        self.bytes(&[0x9d]);
-        self.lea_rsp(128);
+    /// The program's flags, and its rax (the system call's number), from
+    /// rcx after [`Code::syscall_check`].
+    pub fn syscall_restore(&mut self) {
+        self.bytes(&[0x48, 0x91]); // xchg rcx, rax
+        self.bytes(&[0x04, 0x7f, 0x9e]); // add al, 0x7f; sahf
+        self.bytes(&[0x48, 0x89, 0xc8]); // mov rax, rcx
     }
     /// Before a REP string instruction: `mov gs:[REP_RCX], rcx`.
     pub fn rep_before(&mut self) {
@@ -570,6 +575,41 @@ mod tests {
                 "sub rax,rcx",
                 "add gs:[1010h],rax",
                 "mov rax,gs:[8]",
+            ]
+        );
+    }
+
+    /// The system call check keeps the flags in rcx (lahf; seto al), tests
+    /// the number's bit in the map rip-relatively, and gives the flags and
+    /// rax back on both ways out: no stack, no memory written.
+    #[test]
+    fn the_system_call_check_writes_no_memory_and_gives_flags_and_rax_back() {
+        let mut c = Code::default();
+        let special = c.syscall_check(0x7000_1000);
+        c.bytes(&[0x0f, 0x05]); // syscall
+        c.place(special);
+        c.syscall_restore();
+        let code = layout(&c, 0x7000_0000).unwrap();
+        assert_eq!(
+            text(&code, 0x7000_0000),
+            [
+                "mov rcx,rax",
+                "lahf",
+                "seto al",
+                "xchg rcx,rax",
+                "cmp rax,1FFh",
+                "ja 0000000070000023h",
+                "bt [70001000h],rax",
+                "jb 000000007000002Dh",
+                "xchg rcx,rax",
+                "add al,7Fh",
+                "sahf",
+                "mov rax,rcx",
+                "syscall",
+                "xchg rcx,rax",
+                "add al,7Fh",
+                "sahf",
+                "mov rax,rcx",
             ]
         );
     }

@@ -8,6 +8,7 @@
 //! gs:[0x08..0x30]      scratch words of cache code (saved rax, rcx, flags, jump target, rcx before a REP)
 //! gs:[0x30..0x90]      app rsp at dispatcher entry, dispatcher stack, xsave area, IBL table, resume words, signal words
 //! gs:[0x90..0xa0]      a static program's fs while in the runtime, and the host's (hostfs.rs)
+//! gs:[0xa0..0xd8]      the program's registers while `fs_unmask_and_go` makes its system call
 //! gs:[COUNTERS + 8*s]  counter slot s (block executions, active lanes, REP iterations)
 //! ```
 
@@ -41,6 +42,11 @@ pub const APP_FS: i32 = 0x90;
 /// The host thread block the runtime uses on this thread as `fs`; 0 for a
 /// dynamically linked program (no switch).
 pub const HOST_FS: i32 = 0x98;
+/// Where `fs_unmask_and_go` keeps the program's rax, rcx, rdx, rsi, rdi,
+/// r10 and r11 (in that order, a word each) around its system call, which
+/// takes them: not below the program's stack pointer, where its stack may
+/// end (a Go goroutine's starts at 2 KB, with a small margin).
+pub const UNMASK_SAVE: i32 = 0xa0;
 /// Header words copied when `gs` moves to another bank of the same thread.
 pub const KEPT: std::ops::Range<usize> = 0..0x78;
 

@@ -15,8 +15,11 @@
 //! - Ordinary system calls run in the cache, so a signal interrupting one
 //!   finds the program's own context. While the program has handlers the
 //!   dispatcher runs with signals blocked (it holds the translator's lock)
-//!   and leaves through `fs_unmask_and_go`, which restores the mask with the
-//!   program's registers in place: pending signals land there.
+//!   and leaves through `fs_unmask_and_go`, which restores the mask: pending
+//!   signals land at its system call's return, and their handlers are
+//!   shown the program's registers and the block the dispatcher was going
+//!   to (`unmask_window`). It keeps the registers its system call takes in
+//!   gs words, never below the program's stack pointer.
 //! - Fatal signals with the default action write the counts first (a
 //!   crashed program gets a partial report), then take their default action.
 //! - SIGSEGV enters `fs_segv_entry` whatever the program set: a write to a
@@ -73,6 +76,10 @@ extern "C" {
     /// every register of the program intact: pending signals are delivered
     /// here, outside the dispatcher, and their handlers run in the cache.
     pub fn fs_unmask_and_go();
+    /// Where `fs_unmask_and_go` gives the program's registers back, after
+    /// its system call; to `fs_unmask_end`, past its jump to gs:[NEXT].
+    fn fs_unmask_return();
+    fn fs_unmask_end();
 }
 
 global_asm!(
@@ -195,32 +202,32 @@ fs_restore_rt:
     .globl fs_unmask_and_go
     .type fs_unmask_and_go,@function
 fs_unmask_and_go:
-    lea rsp, [rsp - 128]
-    pushfq
-    push rax
-    push rcx
-    push rdx
-    push rsi
-    push rdi
-    push r10
-    push r11
+    mov gs:[0xa0], rax
+    mov gs:[0xa8], rcx
+    mov gs:[0xb0], rdx
+    mov gs:[0xb8], rsi
+    mov gs:[0xc0], rdi
+    mov gs:[0xc8], r10
+    mov gs:[0xd0], r11
     mov eax, 14
     mov edi, 2
     mov rsi, gs:[0x78]
-    add rsi, 0x80
-    xor edx, edx
+    lea rsi, [rsi + 0x80]
+    mov edx, 0
     mov r10d, 8
     syscall
-    pop r11
-    pop r10
-    pop rdi
-    pop rsi
-    pop rdx
-    pop rcx
-    pop rax
-    popfq
-    lea rsp, [rsp + 128]
+    .globl fs_unmask_return
+fs_unmask_return:
+    mov rax, gs:[0xa0]
+    mov rcx, gs:[0xa8]
+    mov rdx, gs:[0xb0]
+    mov rsi, gs:[0xb8]
+    mov rdi, gs:[0xc0]
+    mov r10, gs:[0xc8]
+    mov r11, gs:[0xd0]
     jmp qword ptr gs:[0x70]
+    .globl fs_unmask_end
+fs_unmask_end:
 "#,
     targets = sym FS_SIGNAL_TARGETS,
     show_program_pc = sym show_program_pc,
@@ -257,6 +264,7 @@ fn pc_word(uc: u64) -> *mut u64 {
 extern "C" fn show_program_pc(uc: u64) {
     let entry = gs_word(header::SIGSAVE) - ENTRY;
     let pc = pc_word(uc);
+    unmask_window(uc);
     // SAFETY: the kernel's context, and the save entry just written.
     unsafe {
         let cache = *pc;
@@ -266,6 +274,39 @@ extern "C" fn show_program_pc(uc: u64) {
             *pc = p;
         }
     }
+}
+
+/// The registers `fs_unmask_and_go` keeps in gs words, in their order there.
+const UNMASK_REGS: [libc::c_int; 7] = [
+    libc::REG_RAX,
+    libc::REG_RCX,
+    libc::REG_RDX,
+    libc::REG_RSI,
+    libc::REG_RDI,
+    libc::REG_R10,
+    libc::REG_R11,
+];
+
+/// A signal delivered when `fs_unmask_and_go` restored the mask (a pending
+/// one lands at its system call's return), or while it gives the
+/// registers back, finds some of them still its own: the context is made
+/// the program's at the block it was going to (gs:[NEXT]), all registers
+/// the program's, as if the signal had come there. The handler sees and
+/// may change the program's state, and returning goes straight to the
+/// block; a nested handler may reuse the gs words meanwhile.
+fn unmask_window(uc: u64) {
+    let from = fs_unmask_return as *const () as u64;
+    let to = fs_unmask_end as *const () as u64;
+    // SAFETY: the kernel's context of this signal.
+    let gregs = unsafe { &mut (*(uc as *mut libc::ucontext_t)).uc_mcontext.gregs };
+    let rip = gregs[libc::REG_RIP as usize] as u64;
+    if !(from..to).contains(&rip) {
+        return;
+    }
+    for (k, r) in UNMASK_REGS.iter().enumerate() {
+        gregs[*r as usize] = gs_word(header::UNMASK_SAVE + 8 * k as i32) as i64;
+    }
+    gregs[libc::REG_RIP as usize] = gs_word(header::NEXT) as i64;
 }
 
 /// Before the program's `rt_sigreturn` (before [`before_sigreturn`]), with

@@ -778,11 +778,11 @@ pub fn build(
         End::Syscall { next } => {
             // Ordinary system calls run here; those the engine must see
             // (syscalls::SPECIAL) exit to the dispatcher.
-            let special = code.syscall_check(crate::syscalls::SPECIAL.as_ptr() as u64);
+            let special = code.syscall_check(routines.specials);
             copy(dec, dec.insns.len() - 1, &mut code);
             code.jmp(target(resolver, next)?);
             code.place(special);
-            code.syscall_tail();
+            code.syscall_restore();
             let d = resolver.exit_desc(Exit::Syscall { next });
             code.exit(d, routines.enter);
         }
