@@ -783,6 +783,38 @@ fn a_thread_may_end_the_process_either_way() {
     f.assert_none();
 }
 
+/// dual_map.c: code written through a second, writable mapping of the
+/// same memory file and run through the executable one, as W^X JIT
+/// compilers do (Erlang's BEAM crashed under the native engine, its stale
+/// translations running): the writable view's pages showing translated
+/// code are protected too, when the code is translated (phase 2's write)
+/// and when a writable view is mapped later (phase 3's). Native engine
+/// only: QEMU does not see such writes (README, limits).
+#[test]
+fn code_written_through_a_second_mapping_of_its_memory_is_counted_as_it_runs() {
+    let exe = build("native/dual_map.c", &["-O2"]);
+    let n = 1000u64;
+    let run = count_with("native", &exe, &[n.to_string()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.expect("a report");
+    assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+    assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+    let e = Expect::new()
+        .insn("fp64", 64, 1, "add", n, 1)
+        .insn("fp64", 128, 2, "mul", n, 2)
+        .insn("fp64", 64, 1, "div", n, 1)
+        .op("add", n)
+        .op("mul", 2 * n)
+        .op("div", n);
+    let mut f = Failures::default();
+    f.expect(&format!("dual_map {n}"), &r, &e);
+    let caught = "2 writes to pages of translated code caught";
+    if !r.0["notes"].to_string().contains(caught) {
+        f.push(format!("no note of {caught:?}: {}", r.0["notes"]));
+    }
+    f.assert_none();
+}
+
 #[test]
 fn code_written_rewritten_and_remapped_at_run_time_is_counted_as_it_runs() {
     let exe = build("native/smc.c", &["-O2"]);

@@ -2,6 +2,7 @@
 //! /proc/self/maps, read again when a block starts outside the known ones
 //! (code loaded since). Blocks are decoded in place, never past a mapping.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +15,143 @@ pub struct Mapping {
 }
 
 static MAPS: Mutex<Vec<Mapping>> = Mutex::new(Vec::new());
+/// The shared mappings of files, read with [`MAPS`]: memory another
+/// mapping may show too, at another address (written_code.rs).
+static VIEWS: Mutex<Vec<View>> = Mutex::new(Vec::new());
+/// Code was translated from a shared file mapping: only then do views
+/// mapped or made writable later need a look ([`views_onto`]).
+static SHARED_CODE: AtomicBool = AtomicBool::new(false);
+
+/// A shared mapping of a file (a memfd's too): JIT compilers that keep
+/// code never writable and executable at once map one such file twice,
+/// and write the code through the writable view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct View {
+    pub lo: u64,
+    pub hi: u64,
+    /// Where `lo` is in the file.
+    pub offset: u64,
+    /// The file: its device and inode numbers as /proc/self/maps gives them.
+    pub file: (u64, u64),
+    pub writable: bool,
+    pub exec: bool,
+}
+
+impl View {
+    /// Where in the file address `a` of this view is.
+    fn file_offset(&self, a: u64) -> u64 {
+        self.offset + (a - self.lo)
+    }
+    /// The address of file offset `off` in this view, if it shows it.
+    fn address_of(&self, off: u64) -> Option<u64> {
+        (self.offset..self.offset + (self.hi - self.lo))
+            .contains(&off)
+            .then(|| self.lo + (off - self.offset))
+    }
+}
+
+/// The shared file mappings of a /proc/PID/maps text.
+pub fn parse_views(text: &str) -> Vec<View> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [range, perms, offset, dev, inode, ..] = f[..] else {
+            continue;
+        };
+        let p = perms.as_bytes();
+        if p.len() < 4 || p[3] != b's' || inode == "0" {
+            continue;
+        }
+        let hex = |t: &str| u64::from_str_radix(t, 16).ok();
+        let (Some((lo, hi)), Some(offset), Some((major, minor)), Ok(inode)) = (
+            range
+                .split_once('-')
+                .and_then(|(a, b)| Some((hex(a)?, hex(b)?))),
+            hex(offset),
+            dev.split_once(':')
+                .and_then(|(a, b)| Some((hex(a)?, hex(b)?))),
+            inode.parse::<u64>(),
+        ) else {
+            continue;
+        };
+        out.push(View {
+            lo,
+            hi,
+            offset,
+            file: ((major << 32) | minor, inode),
+            writable: p[1] == b'w',
+            exec: p[2] == b'x',
+        });
+    }
+    out
+}
+
+/// The writable views showing what page `p` (of a shared file mapping)
+/// holds, other than `p`'s own: (the page's address there, that view's
+/// protection).
+pub fn writable_aliases(p: u64) -> Vec<(u64, i32)> {
+    let views = VIEWS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(out) = aliases_in(&views, p) else {
+        return Vec::new();
+    };
+    SHARED_CODE.store(true, Ordering::Relaxed);
+    out
+}
+
+/// [`writable_aliases`] among `views`; None when `p` is in none of them.
+fn aliases_in(views: &[View], p: u64) -> Option<Vec<(u64, i32)>> {
+    let v = views.iter().find(|v| v.lo <= p && p < v.hi)?;
+    let off = v.file_offset(p);
+    Some(
+        views
+            .iter()
+            .filter(|w| w.writable && w.file == v.file && !(w.lo <= p && p < w.hi))
+            .filter_map(|w| Some((w.address_of(off)?, prot_of(w))))
+            .collect(),
+    )
+}
+
+/// For each page of `lo..hi` in a writable shared view: the pages of the
+/// other views showing the same part of the file ((page, what it shows
+/// at), its protection). The mappings are read again first: the view may
+/// be new. Nothing to look for until code ran from a shared mapping.
+pub fn views_onto(lo: u64, hi: u64) -> Vec<(u64, u64, i32)> {
+    if !SHARED_CODE.load(Ordering::Relaxed) {
+        return Vec::new();
+    }
+    let mut maps = MAPS.lock().unwrap_or_else(|e| e.into_inner());
+    reload(&mut maps);
+    drop(maps);
+    let views = VIEWS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = Vec::new();
+    for w in views
+        .iter()
+        .filter(|w| w.writable && w.lo < hi && lo < w.hi)
+    {
+        let mut q = w.lo.max(lo);
+        while q < w.hi.min(hi) {
+            let off = w.file_offset(q);
+            for v in views.iter().filter(|v| v.file == w.file && v.lo != w.lo) {
+                if let Some(pv) = v.address_of(off) {
+                    out.push((q, pv, prot_of(w)));
+                }
+            }
+            q += 4096;
+        }
+    }
+    out
+}
+
+fn prot_of(v: &View) -> i32 {
+    let mut prot = libc::PROT_READ;
+    if v.writable {
+        prot |= libc::PROT_WRITE;
+    }
+    if v.exec {
+        prot |= libc::PROT_EXEC;
+    }
+    prot
+}
 /// Every /proc/self/maps text read, in order (attribution names the code
 /// of each block after the mappings in force when it was translated).
 static TEXTS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -85,6 +223,7 @@ fn reload(maps: &mut Vec<Mapping>) {
     }
     let text = String::from_utf8_lossy(&text).into_owned();
     *maps = parse(&text);
+    *VIEWS.lock().unwrap_or_else(|e| e.into_inner()) = parse_views(&text);
     crate::sampling::maps_changed(&text);
     TEXTS.lock().unwrap_or_else(|e| e.into_inner()).push(text);
 }
@@ -188,6 +327,45 @@ mod tests {
         );
         let last = maps[3];
         assert_eq!(run_on(&maps, last, 0x55d0a0009000), (0x55d0a0005000, false));
+    }
+
+    #[test]
+    fn a_page_of_a_shared_file_is_found_in_its_writable_views() {
+        let text = "\
+7f0000000000-7f0000002000 r-xs 00000000 00:01 1234 /memfd:code (deleted)
+7f0000010000-7f0000011000 rw-s 00001000 00:01 1234 /memfd:code (deleted)
+7f0000020000-7f0000021000 rw-p 00000000 00:00 0
+7f0000030000-7f0000031000 rw-s 00000000 00:01 999 /memfd:other (deleted)
+";
+        let views = parse_views(text);
+        assert_eq!(
+            views.len(),
+            3,
+            "private and anonymous mappings are no views"
+        );
+        assert_eq!(
+            views[1],
+            View {
+                lo: 0x7f0000010000,
+                hi: 0x7f0000011000,
+                offset: 0x1000,
+                file: (1, 1234),
+                writable: true,
+                exec: false,
+            }
+        );
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        assert_eq!(
+            aliases_in(&views, 0x7f0000001000),
+            Some(vec![(0x7f0000010000, rw)]),
+            "the second page of the code, at file offset 0x1000"
+        );
+        assert_eq!(
+            aliases_in(&views, 0x7f0000000000),
+            Some(vec![]),
+            "the first page is in no writable view"
+        );
+        assert_eq!(aliases_in(&views, 0x7f0000020000), None);
     }
 
     #[test]

@@ -133,6 +133,9 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
             if r == 0 {
                 let writable = a[2] & libc::PROT_WRITE as u64 != 0;
                 range_changed(a[0], a[1], writable);
+                if writable {
+                    writable_view(a[0], a[1]);
+                }
             }
             r
         }
@@ -147,6 +150,12 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
             let r = raw(nr, a);
             if a[3] & libc::MAP_FIXED as u64 != 0 && !failed(r) {
                 range_changed(a[0], a[1], true);
+            }
+            let shared_writable = a[3] & libc::MAP_SHARED as u64 != 0
+                && a[2] & libc::PROT_WRITE as u64 != 0
+                && a[4] as i32 >= 0;
+            if shared_writable && !failed(r) {
+                writable_view(r as u64, a[1]);
             }
             r
         }
@@ -176,6 +185,14 @@ fn failed(r: i64) -> bool {
 fn range_changed(at: u64, len: u64, writable: bool) {
     if let Some(t) = translator::lock().as_mut() {
         t.range_changed(at, at.saturating_add(len), writable);
+    }
+}
+
+/// The program mapped a file shared and writable at `at..at+len`: it may
+/// show code translated from another view of the file (written_code.rs).
+fn writable_view(at: u64, len: u64) {
+    if let Some(t) = translator::lock().as_mut() {
+        t.writable_view(at, at.saturating_add(len));
     }
 }
 

@@ -12,6 +12,14 @@
 //!   entered from signals.rs) gives the page its write permission back,
 //!   invalidates the page's blocks and lets the write run again. The next
 //!   execution there translates the new code, and protects the page again.
+//! - Code in a shared mapping of a file (a memfd's) may be written through
+//!   another mapping of the same file at another address: JIT compilers
+//!   that never have code writable and executable at once (Erlang's BEAM)
+//!   map their code twice, and write it through the writable view. The
+//!   pages of such views that show translated code are made read-only
+//!   too (`aliases`), when the code is translated and when a writable view
+//!   is mapped or made writable later (`writable_view`); a write there
+//!   faults, and invalidates the code page it shows.
 //! - `mprotect` making code writable, `munmap`, `mmap` with MAP_FIXED and
 //!   `mremap` invalidate the blocks of their range (syscalls.rs).
 //! - An invalidated block stays in the cache (threads may be running it)
@@ -49,6 +57,10 @@ pub struct Watch {
     /// to them (writable again, until code there is translated again).
     protected: BTreeMap<u64, bool>,
     pages: Vec<u64>,
+    /// Pages of writable views of shared files that show translated code,
+    /// kept read-only: the code page each shows, and the view's protection
+    /// to give back.
+    aliases: BTreeMap<u64, (u64, i32)>,
     /// Writes that hit a protected page, and blocks invalidated in all.
     pub faults: u64,
     pub invalidated: u64,
@@ -65,6 +77,9 @@ impl Translator {
         let (mut writable, mut newly) = (false, false);
         for &p in &pages {
             self.watch.by_page.entry(p).or_default().push(pc);
+            for (q, prot) in crate::codemap::writable_aliases(p) {
+                self.protect_alias(q, p, prot);
+            }
             let known = self.watch.protected.get(&p).copied();
             let in_writable_mapping = match known {
                 Some(_) => true,
@@ -99,11 +114,39 @@ impl Translator {
         }
     }
 
+    /// Page `q` of a writable view shows code page `code`: read-only from
+    /// now on (until written), with `prot` to give back.
+    fn protect_alias(&mut self, q: u64, code: u64, prot: i32) {
+        if self.watch.aliases.contains_key(&q) {
+            return;
+        }
+        if mprotect(q, prot & !libc::PROT_WRITE) {
+            self.watch.aliases.insert(q, (code, prot));
+        } else {
+            self.generated_code_pc.get_or_insert(code);
+        }
+    }
+
+    /// `lo..hi` was mapped writable or made writable: its pages that show
+    /// translated code through a shared file are protected (see the
+    /// module's notes).
+    pub fn writable_view(&mut self, lo: u64, hi: u64) {
+        for (q, code, prot) in crate::codemap::views_onto(lo, hi) {
+            if self.watch.by_page.contains_key(&code) {
+                self.protect_alias(q, code, prot);
+            }
+        }
+    }
+
     /// The program changed the protection of `lo..hi` (or unmapped it, or
     /// mapped something else there): the engine's protection of those
     /// pages is gone, and code there may change from now on.
     pub fn range_changed(&mut self, lo: u64, hi: u64, writable: bool) {
         crate::codemap::forget(lo, hi);
+        let gone: Vec<u64> = self.watch.aliases.range(lo..hi).map(|(q, _)| *q).collect();
+        for q in gone {
+            self.watch.aliases.remove(&q);
+        }
         let gone: Vec<u64> = self
             .watch
             .protected
@@ -158,6 +201,11 @@ impl Translator {
     /// may run again), false when the fault is the program's own.
     fn write_fault(&mut self, addr: u64) -> bool {
         let p = addr & !(PAGE - 1);
+        if let Some((code, prot)) = self.watch.aliases.remove(&p) {
+            self.invalidate(code, code + PAGE);
+            self.watch.faults += 1;
+            return mprotect(p, prot);
+        }
         match self.watch.protected.get(&p).copied() {
             // Another thread's write got there first: run it again.
             Some(false) => true,
