@@ -1,7 +1,8 @@
 //! Code written at run time by real JIT compilers from Debian's packages,
 //! counted by the native engine as it runs: Numba (LLVM) compiling and
 //! recompiling a Python function, LuaJIT compiling a hot loop into a trace,
-//! and OpenJDK's JVM (its interpreter, generated at start-up).
+//! OpenJDK's JVM (its interpreter, generated at start-up), and Erlang's
+//! BEAM (which writes its code through a second mapping of its memory).
 //! Each is compared with its closed form where the JIT leaves one (every
 //! multiply of the recurrence), and exactly with the emulate engine.
 //!
@@ -189,4 +190,37 @@ fn a_java_recurrence_is_counted_exactly() {
             g["flop_by_op"]
         );
     }
+}
+
+/// Erlang/OTP 25's BEAM compiles every module it loads to machine code
+/// and writes it through a writable view of a memory file whose other view
+/// is executable. Before the engine followed writes through such a view,
+/// its stale translations crashed BEAM (SIGSEGV at start-up); the emulate
+/// engine (QEMU) still cannot run it (README, limits). A fold summing the
+/// square roots of 0..n-1: each one through `math:sqrt`, so n square
+/// roots in all, whatever else the runtime computes.
+#[test]
+fn erlang_beam_code_written_through_its_second_view_is_counted() {
+    let n = 1_000_000u64;
+    let expr = format!(
+        "S = lists:foldl(fun(I, A) -> A + math:sqrt(I) end, 0.0, lists:seq(0, {})), io:format(\"~p~n\", [S]), halt().",
+        n - 1
+    );
+    let args = ["-noshell".to_string(), "-eval".to_string(), expr];
+    let alone = std::process::Command::new("/usr/bin/erl")
+        .args(&args)
+        .output()
+        .expect("erl (erlang-base, scripts/setup.sh)");
+    assert!(alone.status.success(), "erl alone: {alone:?}");
+    let run = count_with("native", Path::new("/usr/bin/erl"), &args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, String::from_utf8_lossy(&alone.stdout), "the program's output");
+    let r = run.report.expect("a report");
+    assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+    assert_eq!(
+        r.flop_by_op().get("sqrt").copied().unwrap_or(0),
+        n,
+        "{}",
+        r.0["flop_by_op"]
+    );
 }
