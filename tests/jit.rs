@@ -214,7 +214,11 @@ fn erlang_beam_code_written_through_its_second_view_is_counted() {
     assert!(alone.status.success(), "erl alone: {alone:?}");
     let run = count_with("native", Path::new("/usr/bin/erl"), &args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout, String::from_utf8_lossy(&alone.stdout), "the program's output");
+    assert_eq!(
+        run.stdout,
+        String::from_utf8_lossy(&alone.stdout),
+        "the program's output"
+    );
     let r = run.report.expect("a report");
     assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
     assert_eq!(

@@ -71,6 +71,8 @@ pub mod word {
     pub const UNCOUNTED_STATE: usize = 12;
     /// Native engine: the first address of code run from a writable page
     /// the engine could not write-protect (its changes unseen), else 0.
+    /// Emulate engine: the first file mapping made shared and executable
+    /// (code another mapping of the file may write, unseen by QEMU).
     pub const GENERATED_CODE_PC: usize = 13;
     /// 1 when attribution data was lost (counter numbers ran out, the code
     /// table could not be written): functions and lines are then partial.

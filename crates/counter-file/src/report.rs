@@ -256,6 +256,12 @@ pub fn report_of(engine: &str, argv: &[String], c: &FileCounts, exit_status: Exi
     let exited = matches!(exit_status, ExitStatus::Code(_));
     r.exit_status = exit_status;
     r.complete = exited && c.overflow == 0;
+    if let (Some(at), "emulate") = (c.generated_code_pc, engine) {
+        r.complete = false;
+        r.warnings.push(format!(
+            "the program mapped a file shared and executable (at {at:#x}): code there may be written through another mapping of the same memory (as JIT compilers keeping code never writable and executable do, Erlang's BEAM), which QEMU does not see, so the counts may be those of code since changed; count it with --engine native, which follows such writes"
+        ));
+    }
     if c.overflow > 0 {
         r.warnings.push(format!(
             "{} block(s) could not be counted (counter file full: more than {} threads or kinds of instruction): counts are low",

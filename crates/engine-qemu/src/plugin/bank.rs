@@ -226,12 +226,17 @@ const SYS_EXIT: i64 = 60;
 const SYS_EXIT_GROUP: i64 = 231;
 const SYS_EXECVEAT: i64 = 322;
 const SYS_CLONE3: i64 = 435;
+const SYS_MMAP: i64 = 9;
+const MAP_SHARED: u64 = 0x01;
+const PROT_EXEC: u64 = 0x4;
 
 thread_local! {
     /// The code this thread passed to `exit` (the process's, if it is the last).
     static THREAD_EXIT_CODE: Cell<Option<i32>> = const { Cell::new(None) };
     /// The guest address `wait4` of this thread stores the status at.
     static WAIT_STATUS_AT: Cell<u64> = const { Cell::new(0) };
+    /// The `mmap` this thread is making maps a file shared and executable.
+    static SHARED_CODE_MAP: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Host address minus guest address: user mode maps guest memory linearly
@@ -248,7 +253,8 @@ pub fn note_guest_delta(delta: i64) {
 }
 
 /// Before a system call: how the process ends (`exit_group`, the last
-/// `exit`, `execve`), and where `wait4` will put a child's status.
+/// `exit`, `execve`), where `wait4` will put a child's status, and whether
+/// an `mmap` maps a file shared and executable.
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn on_syscall(
     _id: qemu_plugin_id_t,
@@ -256,9 +262,9 @@ pub extern "C" fn on_syscall(
     num: i64,
     a1: u64,
     a2: u64,
-    _a3: u64,
-    _a4: u64,
-    _a5: u64,
+    a3: u64,
+    a4: u64,
+    a5: u64,
     _a6: u64,
     _a7: u64,
     _a8: u64,
@@ -272,6 +278,12 @@ pub extern "C" fn on_syscall(
         SYS_EXECVE | SYS_EXECVEAT => layout::record_end(&view(), ProcessEnd::Exec),
         SYS_WAIT4 => {
             let _ = WAIT_STATUS_AT.try_with(|w| w.set(a2));
+        }
+        SYS_MMAP => {
+            // A file mapped shared and executable: another mapping of it
+            // may write the code (`on_syscall_ret`).
+            let shared_code = a4 & MAP_SHARED != 0 && a3 & PROT_EXEC != 0 && a5 as i32 >= 0;
+            let _ = SHARED_CODE_MAP.try_with(|m| m.set(shared_code));
         }
         _ => {}
     }
@@ -298,6 +310,22 @@ pub extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, _vcpu: c_uint, num: i64,
     match num {
         SYS_EXECVE | SYS_EXECVEAT => layout::record_end(&view(), ProcessEnd::NotSeen),
         SYS_WAIT4 => note_reaped(ret),
+        SYS_MMAP
+            if SHARED_CODE_MAP
+                .try_with(|m| m.replace(false))
+                .unwrap_or(false) =>
+        {
+            if !(-4095..0).contains(&ret) {
+                // QEMU sees writes to the pages it translated code from, not
+                // to another mapping of the same memory: the report says so.
+                let _ = view().word(word::GENERATED_CODE_PC).compare_exchange(
+                    0,
+                    ret as u64,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                );
+            }
+        }
         _ => {}
     }
     if ret != 0 || !matches!(num, SYS_CLONE | SYS_FORK | SYS_VFORK | SYS_CLONE3) {
