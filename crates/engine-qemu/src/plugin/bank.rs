@@ -310,21 +310,20 @@ pub extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, _vcpu: c_uint, num: i64,
     match num {
         SYS_EXECVE | SYS_EXECVEAT => layout::record_end(&view(), ProcessEnd::NotSeen),
         SYS_WAIT4 => note_reaped(ret),
+        // QEMU sees writes to the pages it translated code from, not to
+        // another mapping of the same memory: the report says so.
         SYS_MMAP
             if SHARED_CODE_MAP
                 .try_with(|m| m.replace(false))
-                .unwrap_or(false) =>
+                .unwrap_or(false)
+                && !(-4095..0).contains(&ret) =>
         {
-            if !(-4095..0).contains(&ret) {
-                // QEMU sees writes to the pages it translated code from, not
-                // to another mapping of the same memory: the report says so.
-                let _ = view().word(word::GENERATED_CODE_PC).compare_exchange(
-                    0,
-                    ret as u64,
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                );
-            }
+            let _ = view().word(word::GENERATED_CODE_PC).compare_exchange(
+                0,
+                ret as u64,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
         }
         _ => {}
     }
