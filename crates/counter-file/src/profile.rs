@@ -196,50 +196,55 @@ const NO_COUNTER: u32 = u32::MAX;
 impl Record {
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(64);
+        self.encode_into(&mut b);
+        b
+    }
+
+    /// Appends the record's bytes to `b`.
+    pub fn encode_into(&self, b: &mut Vec<u8>) {
         let u32s = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
         let u64s = |b: &mut Vec<u8>, v: u64| b.extend_from_slice(&v.to_le_bytes());
         match self {
             Record::Block(blk) => {
                 let (kind, a, c) = blk.end.encode();
-                u32s(&mut b, 1);
-                u32s(&mut b, blk.pieces.len() as u32);
-                u64s(&mut b, blk.start);
-                u32s(&mut b, kind);
-                u32s(&mut b, blk.taken_counter.unwrap_or(NO_COUNTER));
-                u32s(&mut b, blk.fall_counter.unwrap_or(NO_COUNTER));
-                u32s(&mut b, 0);
-                u64s(&mut b, a);
-                u64s(&mut b, c);
+                u32s(b, 1);
+                u32s(b, blk.pieces.len() as u32);
+                u64s(b, blk.start);
+                u32s(b, kind);
+                u32s(b, blk.taken_counter.unwrap_or(NO_COUNTER));
+                u32s(b, blk.fall_counter.unwrap_or(NO_COUNTER));
+                u32s(b, 0);
+                u64s(b, a);
+                u64s(b, c);
                 for p in &blk.pieces {
-                    u32s(&mut b, p.counter);
-                    u32s(&mut b, p.kind.code());
-                    u32s(&mut b, p.insns.len() as u32);
-                    u32s(&mut b, 0);
+                    u32s(b, p.counter);
+                    u32s(b, p.kind.code());
+                    u32s(b, p.insns.len() as u32);
+                    u32s(b, 0);
                     for i in &p.insns {
-                        u64s(&mut b, i.pc);
-                        u32s(&mut b, i.items.len() as u32);
-                        u32s(&mut b, 0);
+                        u64s(b, i.pc);
+                        u32s(b, i.items.len() as u32);
+                        u32s(b, 0);
                         for (slot, inc) in &i.items {
-                            u32s(&mut b, *slot);
-                            u32s(&mut b, *inc);
+                            u32s(b, *slot);
+                            u32s(b, *inc);
                         }
                     }
                 }
             }
             Record::Dynamic { counter, pc } => {
-                u32s(&mut b, 2);
-                u32s(&mut b, *counter);
-                u64s(&mut b, *pc);
+                u32s(b, 2);
+                u32s(b, *counter);
+                u64s(b, *pc);
             }
             Record::Maps { delta, text } => {
-                u32s(&mut b, 3);
-                u32s(&mut b, text.len() as u32);
-                u64s(&mut b, *delta as u64);
+                u32s(b, 3);
+                u32s(b, text.len() as u32);
+                u64s(b, *delta as u64);
                 b.extend_from_slice(text.as_bytes());
                 b.resize(b.len().next_multiple_of(8), 0);
             }
         }
-        b
     }
 }
 
@@ -364,7 +369,12 @@ pub fn read_bank(path: &Path, bank: usize, n: u32) -> std::io::Result<Vec<u64>> 
 /// record, on a file opened for appending.
 pub struct CodeWriter {
     file: std::fs::File,
+    /// Records [`CodeWriter::push`]ed and not yet written.
+    buf: Vec<u8>,
 }
+
+/// [`CodeWriter::push`] writes once this many bytes are waiting.
+const CHUNK: usize = 1 << 20;
 
 impl CodeWriter {
     /// Creates (or, `append`, continues) the code table at `path`.
@@ -377,7 +387,10 @@ impl CodeWriter {
         if !append {
             file.set_len(0)?;
         }
-        Ok(CodeWriter { file })
+        Ok(CodeWriter {
+            file,
+            buf: Vec::new(),
+        })
     }
 
     pub fn write(&mut self, r: &Record) -> std::io::Result<()> {
@@ -387,6 +400,26 @@ impl CodeWriter {
     /// Appends an encoded record.
     pub fn write_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.file.write_all(bytes)
+    }
+
+    /// Appends a record through a buffer, written a megabyte at a time
+    /// (a table of 250,000 blocks written record by record took as many
+    /// system calls); [`CodeWriter::finish`] writes the rest. Not to be
+    /// mixed with [`CodeWriter::write`], which writes at once.
+    pub fn push(&mut self, r: &Record) -> std::io::Result<()> {
+        r.encode_into(&mut self.buf);
+        if self.buf.len() >= CHUNK {
+            self.file.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes what [`CodeWriter::push`] left in the buffer.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        self.file.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
     }
 }
 

@@ -84,7 +84,7 @@ fn write_code<S: BuildHasher>(
     }
     for (i, blocks) in by_snapshot.iter().enumerate() {
         if let Some(text) = texts.get(i) {
-            w.write(&Record::Maps {
+            w.push(&Record::Maps {
                 delta: 0,
                 text: text.clone(),
             })?;
@@ -117,7 +117,7 @@ fn write_code<S: BuildHasher>(
                     items: items(&t.slots.descs[*s as usize].items),
                 }],
             }));
-            w.write(&Record::Block(Block {
+            w.push(&Record::Block(Block {
                 start: p.start,
                 end: p.end,
                 taken_counter: None,
@@ -127,7 +127,7 @@ fn write_code<S: BuildHasher>(
             // Executions of the first n instructions only: a block of its
             // own at the same address, ending where the handler left it.
             for &(n, slot) in p.partial.iter().filter(|(_, s)| ran(*s)) {
-                w.write(&Record::Block(Block {
+                w.push(&Record::Block(Block {
                     start: p.start,
                     end: profile::End::Fall {
                         next: p.insns[n as usize].0,
@@ -143,7 +143,7 @@ fn write_code<S: BuildHasher>(
             }
         }
     }
-    Ok(())
+    w.finish()
 }
 
 fn write_banks(path: &Path, banks: &[&[u64]]) -> std::io::Result<()> {
