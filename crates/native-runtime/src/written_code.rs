@@ -58,9 +58,9 @@ pub struct Watch {
     protected: BTreeMap<u64, bool>,
     pages: Vec<u64>,
     /// Pages of writable views of shared files that show translated code,
-    /// kept read-only: the code page each shows, and the view's protection
-    /// to give back.
-    aliases: BTreeMap<u64, (u64, i32)>,
+    /// kept read-only: the code pages each shows (one a view of the file
+    /// translated from), and the view's protection to give back.
+    aliases: BTreeMap<u64, (Vec<u64>, i32)>,
     /// Writes that hit a protected page, and blocks invalidated in all.
     pub faults: u64,
     pub invalidated: u64,
@@ -117,11 +117,14 @@ impl Translator {
     /// Page `q` of a writable view shows code page `code`: read-only from
     /// now on (until written), with `prot` to give back.
     fn protect_alias(&mut self, q: u64, code: u64, prot: i32) {
-        if self.watch.aliases.contains_key(&q) {
+        if let Some((pages, _)) = self.watch.aliases.get_mut(&q) {
+            if !pages.contains(&code) {
+                pages.push(code);
+            }
             return;
         }
         if mprotect(q, prot & !libc::PROT_WRITE) {
-            self.watch.aliases.insert(q, (code, prot));
+            self.watch.aliases.insert(q, (vec![code], prot));
         } else {
             self.generated_code_pc.get_or_insert(code);
         }
@@ -202,7 +205,9 @@ impl Translator {
     fn write_fault(&mut self, addr: u64) -> bool {
         let p = addr & !(PAGE - 1);
         if let Some((code, prot)) = self.watch.aliases.remove(&p) {
-            self.invalidate(code, code + PAGE);
+            for c in code {
+                self.invalidate(c, c + PAGE);
+            }
             self.watch.faults += 1;
             return mprotect(p, prot);
         }
