@@ -1,22 +1,23 @@
 /* Signals that land while the native engine's dispatcher is starting, with
  * the handler on an alternate signal stack (as Go runs every handler).
- * Another thread sends the main thread SIGUSR1, the next as soon as the
- * last was handled, while the main thread makes system calls the engine
- * performs itself (mprotect), each an entry into the dispatcher (from the
- * first signal handled on); the handler returns through
- * rt_sigreturn, another entry. A handler that ran its dispatcher entry
- * where the interrupted one had saved the program's registers would give
- * the program the handler's registers back: wrong results, or a crash.
+ * Another thread sends the main thread SIGUSR1, the next once the last was
+ * handled and after a delay that sweeps across the main thread's rounds,
+ * while the main thread makes a system call the engine performs itself
+ * (arch_prctl), an entry into the dispatcher, every round (from the first
+ * signal handled on); the handler returns through rt_sigreturn, another
+ * entry. A handler that ran its dispatcher entry where the interrupted one
+ * had saved the program's registers would give the program the handler's
+ * registers back: wrong results, or a crash.
  *
  *   usage: altstack M          build: -O2 -msse2 -fno-math-errno -pthread
  *
- * M rounds of: mprotect(page, read+write), s += sqrt(i), i*i summed as an
+ * M rounds of: arch_prctl(ARCH_GET_FS), s += sqrt(i), i*i summed as an
  * integer. The handler does no floating-point work.
  *
  *   flop.fp64 = 2 M: flop_by_op.sqrt = M, flop_by_op.add = M
- *   stdout: "ok" (every mprotect returned 0, the integer sum is
- *   M (M-1) (2M-1) / 6), then the number of signals handled (at least 1);
- *   exit 0
+ *   stdout: "ok" (every arch_prctl returned 0 and a non-zero fs base, the
+ *   integer sum is M (M-1) (2M-1) / 6), then the number of signals handled
+ *   (at least 1); exit 0
  */
 #define _GNU_SOURCE
 #include <pthread.h>
