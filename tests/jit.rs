@@ -227,4 +227,13 @@ fn erlang_beam_code_written_through_its_second_view_is_counted() {
         "{}",
         r.0["flop_by_op"]
     );
+    // Its writes through the second view were caught (the note counts
+    // every process of the run: BEAM is started by the `erl` script).
+    let notes = r.0["notes"].to_string();
+    let caught = notes
+        .split("followed: ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(caught.is_some_and(|n| n > 0), "no writes caught: {notes}");
 }

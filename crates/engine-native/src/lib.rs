@@ -255,10 +255,17 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         }
         .into(),
     );
-    if main.code_writes + main.blocks_invalidated > 0 {
+    // Over every process of the run: a JIT often runs in a program started
+    // by a script (Erlang's `erl`), or in a child.
+    let (processes, _) = flopscope_counter_file::report::processes_of_run(&main, &counter_path);
+    let files = || processes.iter().flat_map(|p| &p.files).map(|(_, f)| f);
+    let (writes, invalidated) = (
+        files().map(|f| f.code_writes).sum::<u64>(),
+        files().map(|f| f.blocks_invalidated).sum::<u64>(),
+    );
+    if writes + invalidated > 0 {
         report.notes.push(format!(
-            "native engine: code written or changed at run time was followed: {} writes to pages of translated code caught, {} translated blocks invalidated and translated anew",
-            main.code_writes, main.blocks_invalidated
+            "native engine: code written or changed at run time was followed: {writes} writes to pages of translated code caught, {invalidated} translated blocks invalidated and translated anew"
         ));
     }
     Ok(report)
