@@ -167,6 +167,19 @@ pub fn report_of_run(
     counter_path: &Path,
     exit_status: ExitStatus,
 ) -> Report {
+    report_and_counts_of_run(engine, argv, main, counter_path, exit_status).0
+}
+
+/// [`report_of_run`], with the counts of each process it read (the main
+/// process first, each process's files combined): what else an engine
+/// reports of the whole run, without reading the files again.
+pub fn report_and_counts_of_run(
+    engine: &str,
+    argv: &[String],
+    main: &FileCounts,
+    counter_path: &Path,
+    exit_status: ExitStatus,
+) -> (Report, Vec<FileCounts>) {
     let (procs, warnings) = processes_of_run(main, counter_path);
     let combined: Vec<FileCounts> = procs.iter().map(|p| combine(&p.files)).collect();
     // How each child ended as its parent saw it (wait4), per pid in order:
@@ -217,7 +230,7 @@ pub fn report_of_run(
     }
     report.processes = children;
     report.warnings.extend(warnings);
-    report
+    (report, combined)
 }
 
 fn region_of(reg: &RegionCounts) -> Region {

@@ -29,7 +29,7 @@
 mod elf;
 
 use flopscope_counter_file::read::{CounterFile, Unsupported, UnsupportedKind};
-use flopscope_counter_file::report::report_of_run;
+use flopscope_counter_file::report::report_and_counts_of_run;
 use flopscope_engine_qemu::host::program::{self, ProgramError};
 use flopscope_model::{ExitStatus, Report};
 use std::path::PathBuf;
@@ -206,7 +206,7 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         return Err(NativeError::NotAttached(opts.runtime.clone()));
     }
     let main = counters.read().map_err(NativeError::Read)?;
-    let mut report = report_of_run(
+    let (mut report, processes) = report_and_counts_of_run(
         "native",
         argv,
         &main,
@@ -257,11 +257,9 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
     );
     // Over every process of the run: a JIT often runs in a program started
     // by a script (Erlang's `erl`), or in a child.
-    let (processes, _) = flopscope_counter_file::report::processes_of_run(&main, &counter_path);
-    let files = || processes.iter().flat_map(|p| &p.files).map(|(_, f)| f);
     let (writes, invalidated) = (
-        files().map(|f| f.code_writes).sum::<u64>(),
-        files().map(|f| f.blocks_invalidated).sum::<u64>(),
+        processes.iter().map(|p| p.code_writes).sum::<u64>(),
+        processes.iter().map(|p| p.blocks_invalidated).sum::<u64>(),
     );
     if writes + invalidated > 0 {
         report.notes.push(format!(

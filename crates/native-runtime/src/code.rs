@@ -223,12 +223,22 @@ impl Code {
     }
     /// `lahf; seto al; mov gs:[SAVE_FLAGS], rax` (rax saved before).
     pub fn save_flags(&mut self) {
-        self.bytes(&[0x9f, 0x0f, 0x90, 0xc0]);
+        self.flags_to_ax();
         self.store_gs(header::SAVE_FLAGS, RAX);
     }
     /// `mov rax, gs:[SAVE_FLAGS]; add al, 0x7f; sahf`.
     pub fn restore_flags(&mut self) {
         self.load_gs(RAX, header::SAVE_FLAGS);
+        self.flags_from_ax();
+    }
+    /// `lahf; seto al`: the arithmetic flags into ah, the overflow flag
+    /// into al.
+    fn flags_to_ax(&mut self) {
+        self.bytes(&[0x9f, 0x0f, 0x90, 0xc0]);
+    }
+    /// `add al, 0x7f; sahf`: the flags back from what
+    /// [`Code::flags_to_ax`] left in ax (0x7f + 1 overflows, + 0 does not).
+    fn flags_from_ax(&mut self) {
         self.bytes(&[0x04, 0x7f, 0x9e]);
     }
     /// Pushes the program's return address, read from the 8-byte literal at
@@ -285,7 +295,7 @@ impl Code {
         let native = self.label();
         let special = self.label();
         self.bytes(&[0x48, 0x89, 0xc1]); // mov rcx, rax
-        self.bytes(&[0x9f, 0x0f, 0x90, 0xc0]); // lahf; seto al
+        self.flags_to_ax();
         self.bytes(&[0x48, 0x91]); // xchg rcx, rax
         self.bytes(&[0x48, 0x3d, 0xff, 0x01, 0x00, 0x00]); // cmp rax, 511
         self.jcc(0x7, Target::Label(native)); // ja
@@ -299,7 +309,7 @@ impl Code {
     /// rcx after [`Code::syscall_check`].
     pub fn syscall_restore(&mut self) {
         self.bytes(&[0x48, 0x91]); // xchg rcx, rax
-        self.bytes(&[0x04, 0x7f, 0x9e]); // add al, 0x7f; sahf
+        self.flags_from_ax();
         self.bytes(&[0x48, 0x89, 0xc8]); // mov rax, rcx
     }
     /// Before a REP string instruction: `mov gs:[REP_RCX], rcx`.

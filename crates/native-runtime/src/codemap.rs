@@ -62,14 +62,10 @@ pub fn parse_views(text: &str) -> Vec<View> {
         if p.len() < 4 || p[3] != b's' || inode == "0" {
             continue;
         }
-        let hex = |t: &str| u64::from_str_radix(t, 16).ok();
-        let (Some((lo, hi)), Some(offset), Some((major, minor)), Ok(inode)) = (
-            range
-                .split_once('-')
-                .and_then(|(a, b)| Some((hex(a)?, hex(b)?))),
-            hex(offset),
-            dev.split_once(':')
-                .and_then(|(a, b)| Some((hex(a)?, hex(b)?))),
+        let (Some((lo, hi)), Ok(offset), Some((major, minor)), Ok(inode)) = (
+            hex_pair(range, '-'),
+            u64::from_str_radix(offset, 16),
+            hex_pair(dev, ':'),
             inode.parse::<u64>(),
         ) else {
             continue;
@@ -84,6 +80,15 @@ pub fn parse_views(text: &str) -> Vec<View> {
         });
     }
     out
+}
+
+/// Two hexadecimal numbers joined by `sep` (a range, a device number).
+fn hex_pair(t: &str, sep: char) -> Option<(u64, u64)> {
+    let (a, b) = t.split_once(sep)?;
+    Some((
+        u64::from_str_radix(a, 16).ok()?,
+        u64::from_str_radix(b, 16).ok()?,
+    ))
 }
 
 /// The writable views showing what page `p` (of a shared file mapping)
@@ -174,10 +179,7 @@ pub fn parse(text: &str) -> Vec<Mapping> {
         let (Some(range), Some(perms)) = (f.next(), f.next()) else {
             continue;
         };
-        let Some((lo, hi)) = range.split_once('-') else {
-            continue;
-        };
-        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else {
+        let Some((lo, hi)) = hex_pair(range, '-') else {
             continue;
         };
         if !perms.starts_with('r') {
