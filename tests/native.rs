@@ -681,6 +681,41 @@ fn signals_handled_on_an_alternate_stack_while_the_dispatcher_starts_leave_regis
     f.assert_none();
 }
 
+/// errno_kept.c: a failed call's errno survives the engine's own work on
+/// the program's thread before the program reads it (the runtime shares
+/// a dynamically linked program's C library: a futex wait on its
+/// contended lock that found it free set errno to EAGAIN, and Erlang's
+/// loader stopped on it about one start in twenty). Four threads rewrite
+/// and call their own code between an open() that fails and the check,
+/// each round a write fault and a translation under the translator's lock.
+/// Before the fix, 4 threads of 3,000 rounds lost errno in 2 runs of 2
+/// (6 and 34 times). (The same loop, on one thread, times code rewritten
+/// over and over in benchmarks/native-ab.sh.)
+#[test]
+fn errno_set_by_a_failed_call_survives_the_engines_work_before_it_is_read() {
+    let exe = build(
+        "native/errno_kept.c",
+        &["-O2", "-msse2", "-fno-math-errno", "-pthread"],
+    );
+    let (t, n) = (4u64, 20_000u64);
+    let run = count_with("native", &exe, &[t.to_string(), n.to_string()], &[]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, format!("errno kept {t} {n}\n").as_str()),
+        "{}",
+        run.stderr
+    );
+    let r = run.report.expect("a report");
+    let e = Expect::new()
+        .insn("fp64", 64, 1, "sqrt", t * n, 1)
+        .insn("fp64", 64, 1, "add", t * n, 1)
+        .op("sqrt", t * n)
+        .op("add", t * n);
+    let mut f = Failures::default();
+    f.expect(&format!("errno_kept {t} {n}"), &r, &e);
+    f.assert_none();
+}
+
 /// xsave.c: a program running XSAVE itself (as SBCL's runtime does). The
 /// native engine does not count its state-dependent bytes and says so,
 /// naming the block that holds it (the warning used to blame the dynamic

@@ -10,7 +10,7 @@ use crate::sys;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const ARENA_BYTES: usize = 64 << 20;
-const STUB_BYTES: u64 = 48;
+const STUB_BYTES: u64 = 56;
 /// Reach of a rel32 operand, with a margin for the arena's own size.
 const REACH: u64 = (2u64 << 30) - ARENA_BYTES as u64 - (64 << 20);
 
@@ -26,10 +26,6 @@ const IBL_SHIFT: u32 = 4;
 const IBL_OFFSET_MASK: u32 = ((1 << IBL_BITS) - 1) << IBL_SHIFT;
 pub const IBL_ENTRIES: usize = (1 << IBL_BITS) + PROBE;
 const PROBE: usize = 512;
-/// A removed entry: matches no address, does not end a probe, and is not
-/// reused (see [`IblTable::insert`]).
-pub const TOMBSTONE: u64 = 1;
-
 pub struct IblTable {
     entries: *mut AtomicU64,
 }
@@ -57,10 +53,11 @@ impl IblTable {
     /// Publishes `pc -> cache` (the cache address first, so that a reader
     /// that sees the key sees its value). False when the probe range is full.
     ///
-    /// A removed entry's slot is never given to another address: a reader
-    /// that loaded the old key, then the value (two loads, no lock), would
-    /// take the new address's block for the old one's. A slot only ever
-    /// holds one address, whose value may change to a newer translation.
+    /// An entry is never removed nor its slot given to another address: a
+    /// reader that loaded the old key, then the value (two loads, no lock),
+    /// would take the new address's block for the old one's. A slot only
+    /// ever holds one address, whose value may change to a newer
+    /// translation ([`IblTable::retarget`]).
     pub fn insert(&self, pc: u64, cache: u64) -> bool {
         let start = (pc as usize & IBL_OFFSET_MASK as usize) >> IBL_SHIFT;
         for i in start..start + PROBE {
@@ -74,13 +71,17 @@ impl IblTable {
         false
     }
 
-    /// Removes the entry of `pc`, if any (its block was invalidated).
-    pub fn remove(&self, pc: u64) {
+    /// Aims the entry of `pc`, if any, at `cache`: its block was
+    /// invalidated, and `cache` is the stub that leads to its next
+    /// translation. (Removing the entry instead would cost a slot each
+    /// time: code rewritten in a loop would fill its probe range.)
+    pub fn retarget(&self, pc: u64, cache: u64) {
         let start = (pc as usize & IBL_OFFSET_MASK as usize) >> IBL_SHIFT;
         for i in start..start + PROBE {
             let k = self.word(2 * i).load(Ordering::Acquire);
             if k == pc {
-                self.word(2 * i).store(TOMBSTONE, Ordering::Release);
+                self.word(2 * i + 1).store(cache, Ordering::Release);
+                return;
             }
             if k == 0 {
                 return;
@@ -244,11 +245,11 @@ impl Arena {
         if at < self.next {
             return None;
         }
-        // jmp [rip+2]; int3 x2; dq at+16;
+        // jmp [rip+2]; int3 x2; dq at+16 (stub_exit);
         // at+16: mov gs:[SAVE_RAX], rax; mov rax, desc; jmp enter
         let mut b = [0u8; STUB_BYTES as usize];
         b[..8].copy_from_slice(&[0xff, 0x25, 0x02, 0, 0, 0, 0xcc, 0xcc]);
-        b[8..16].copy_from_slice(&(at + 16).to_le_bytes());
+        b[8..16].copy_from_slice(&stub_exit(at).to_le_bytes());
         b[16..21].copy_from_slice(&[0x65, 0x48, 0x89, 0x04, 0x25]);
         b[21..25].copy_from_slice(&header::SAVE_RAX.to_le_bytes());
         b[25..27].copy_from_slice(&[0x48, 0xb8]);
@@ -256,7 +257,8 @@ impl Arena {
         b[35] = 0xe9;
         let rel = i32::try_from(self.routines.enter as i64 - (at as i64 + 40)).ok()?;
         b[36..40].copy_from_slice(&rel.to_le_bytes());
-        // b[40..48]: the site, none yet.
+        // b[40..48]: the site, none yet; b[48..56]: the next stub linked
+        // to the same block, none (translator.rs, `incoming`).
         // SAFETY: [at, at+len) lies in this arena, below the previous stubs.
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), at as *mut u8, b.len()) };
         self.stub_top = at;
@@ -297,6 +299,18 @@ pub fn stub_literal(stub: u64) -> *const AtomicU64 {
 /// linking re-aims in place; 0 for none.
 pub fn stub_site(stub: u64) -> *const AtomicU64 {
     (stub + 40) as *const AtomicU64
+}
+
+/// The next stub linked to the same block as `stub` (0: none); under the
+/// translator's lock.
+pub fn stub_next(stub: u64) -> *const AtomicU64 {
+    (stub + 48) as *const AtomicU64
+}
+
+/// Where a stub's literal points while it is not linked: its own way into
+/// the dispatcher.
+pub fn stub_exit(stub: u64) -> u64 {
+    stub + 16
 }
 
 /// Records the branch whose rel32 at `site` goes to `stub`: linking the
@@ -458,7 +472,9 @@ mod tests {
         );
         // SAFETY: as above.
         assert_eq!(unsafe { &*stub_site(stub) }.load(Ordering::Relaxed), 0);
+        // SAFETY: as above.
+        assert_eq!(unsafe { &*stub_next(stub) }.load(Ordering::Relaxed), 0);
         let below = a.stub(1).unwrap();
-        assert_eq!(below, stub - 48);
+        assert_eq!(below, stub - 56);
     }
 }

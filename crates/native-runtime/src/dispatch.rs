@@ -25,7 +25,7 @@ pub unsafe extern "C" fn fs_dispatch(
         _ => signals::block_in_dispatcher(),
     };
     hostfs::enter();
-    let target = dispatch(ctx, exit, masked);
+    let target = hostfs::keep_errno(|| dispatch(ctx, exit, masked));
     hostfs::leave();
     target
 }
@@ -46,9 +46,7 @@ fn dispatch(ctx: &mut Context, exit: &Exit, masked: Option<u64>) -> u64 {
         }
     }
     let r = match exit {
-        Exit::Direct { target, stub } => {
-            translator::lookup_or_translate(*target).inspect(|c| translator::link(*stub, *c))
-        }
+        Exit::Direct { target, stub } => translator::lookup_and_link(*target, *stub),
         Exit::IblMiss => translator::lookup_indirect(gs_word(header::IBL_TARGET), None),
         Exit::IblFill => {
             translator::lookup_indirect(gs_word(header::IBL_TARGET), Some(gs_word(header::JUMP)))

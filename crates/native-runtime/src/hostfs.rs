@@ -164,15 +164,37 @@ pub fn in_host<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Runs `f`, runtime work on a program thread (the dispatcher, a write
+/// fault's handling), and gives errno back its value from before. A
+/// dynamically linked program shares the runtime's C library and so its
+/// errno, and the runtime's calls set it when they fail: a futex wait on a
+/// contended lock that finds it released already (EAGAIN), for one. A
+/// program that reads errno after a failed call of its own, with a block
+/// boundary in between, would see the runtime's (Erlang's loader took an
+/// open()'s ENOENT for EAGAIN, and stopped). On a statically linked
+/// program's threads this is the host block's errno, which the program
+/// never reads.
+pub fn keep_errno<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: the calling thread's errno, through the C library's own
+    // accessor (fs is a thread block of the host's C library here).
+    let at = unsafe { libc::__errno_location() };
+    // SAFETY: as above.
+    let was = unsafe { *at };
+    let r = f();
+    // SAFETY: as above; the thread is the same, so is its errno.
+    unsafe { *at = was };
+    r
+}
+
 /// `written_code::fs_code_write_fault` (called by signals.rs's SIGSEGV
 /// entry on the faulting thread) with the host's `fs`: it takes the
-/// translator's lock.
+/// translator's lock. The program's errno is kept ([`keep_errno`]).
 ///
 /// # Safety
 /// As `fs_code_write_fault`.
 pub unsafe extern "C" fn code_write_fault(uc: *const libc::ucontext_t) -> u64 {
     // SAFETY: per the contract.
-    in_host(|| unsafe { crate::written_code::fs_code_write_fault(uc) })
+    in_host(|| keep_errno(|| unsafe { crate::written_code::fs_code_write_fault(uc) }))
 }
 
 /// Whether the dispatcher must block signals for this system call whatever

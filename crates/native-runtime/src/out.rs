@@ -5,8 +5,7 @@
 use crate::thread;
 use crate::translator;
 use flopscope_counter_file::layout::{self, word, SlotKind, View, FILE_BYTES};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
@@ -218,35 +217,6 @@ fn note(pc: u64, text: &str, kind: u64, feature: &str) {
         .store(kind, Ordering::Release);
 }
 
-/// The hash of the flush's map from slot kinds to file slots: a multiply
-/// and rotate per word (the default SipHash guards against chosen keys,
-/// which these are not, at several times the cost).
-#[derive(Default)]
-struct Fx(u64);
-
-impl Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(u64::from(*b));
-        }
-    }
-    fn write_u8(&mut self, v: u8) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64);
-    }
-}
-
 /// Writes every thread's counts into the file (replacing what an earlier
 /// flush wrote). `finished`: the process is ending normally.
 pub fn flush(finished: bool) {
@@ -270,7 +240,9 @@ fn flush_counts(v: View, finished: bool) {
     };
     let Some(t) = guard.as_ref() else { return };
     let descs = &t.slots.descs;
-    let mut index: HashMap<SlotKind, usize, BuildHasherDefault<Fx>> = HashMap::default();
+    // FxHash: a multiply and rotate per word (the default SipHash guards
+    // against chosen keys, which these are not, at several times the cost).
+    let mut index: FxHashMap<SlotKind, usize> = FxHashMap::default();
     for (i, k) in SlotKind::fixed().into_iter().enumerate() {
         index.insert(k, i);
     }

@@ -8,6 +8,7 @@ use crate::header;
 use crate::slots::Slots;
 use crate::translate::{self, Exit, Resolver};
 use flopscope_isa::Classifier;
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -35,6 +36,8 @@ pub struct Translator {
     pub generated_code_pc: Option<u64>,
     /// The pages code was translated from (written_code.rs).
     pub watch: crate::written_code::Watch,
+    /// The stubs linked to each block (unlinked when it is invalidated).
+    pub incoming: Incoming,
     /// Every block translated, with the mappings snapshot it was read under
     /// (for attribution; kept when its code is unmapped).
     pub profiles: Vec<(usize, translate::BlockProfile)>,
@@ -59,6 +62,7 @@ pub fn init() -> Result<(), String> {
         uncounted_state: None,
         generated_code_pc: None,
         watch: Default::default(),
+        incoming: Incoming::default(),
         profiles: Vec::new(),
     });
     Ok(())
@@ -85,6 +89,17 @@ pub fn lookup_or_translate(pc: u64) -> Result<u64, String> {
     let mut g = lock();
     let t = g.as_mut().ok_or("the translator is not set up")?;
     t.get(pc)
+}
+
+/// [`lookup_or_translate`] for a direct branch's target, whose `stub` is
+/// linked to the block under the same lock: the block cannot be
+/// invalidated in between, and so stays reachable from its incoming list.
+pub fn lookup_and_link(pc: u64, stub: u64) -> Result<u64, String> {
+    let mut g = lock();
+    let t = g.as_mut().ok_or("the translator is not set up")?;
+    let at = t.get(pc)?;
+    t.incoming.link(stub, at);
+    Ok(at)
 }
 
 /// The cache address to resume at when a signal handler returns to `pc`
@@ -242,18 +257,69 @@ impl Translator {
     }
 }
 
+/// The stubs linked to each block, by the block's cache address: the
+/// first, the others chained through their next words ([`cache::stub_next`]).
+#[derive(Default)]
+pub struct Incoming(FxHashMap<u64, u64>);
+
+impl Incoming {
+    /// Links `stub` to the block at `cache` ([`link`]) and lists it among
+    /// the block's incoming stubs. A stub linked already (two threads took
+    /// its exit before either linked it) is left as it is: each stub is on
+    /// one list at most.
+    pub fn link(&mut self, stub: u64, cache: u64) {
+        // SAFETY: the literal and next words of a stub made by `Arena::stub`.
+        let (literal, next) = unsafe { (&*cache::stub_literal(stub), &*cache::stub_next(stub)) };
+        if literal.load(Ordering::Acquire) != cache::stub_exit(stub) {
+            return;
+        }
+        link(stub, cache);
+        next.store(self.0.insert(cache, stub).unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// The block at `cache` was invalidated: the stubs linked to it go to
+    /// the dispatcher again, and the branches linked through them to the
+    /// stubs. Without this, code rewritten over and over (a JIT compiler's
+    /// buffer) would leave a chain of every old translation, each linked to
+    /// the next, for whatever still reaches the first (a call's one-target
+    /// cache, a direct link): a walk as long as the number of rewrites.
+    /// With it, an old block leads through its invalidation stub to the
+    /// current one or to the dispatcher: one hop at most.
+    pub fn unlink(&mut self, cache: u64) {
+        let mut stub = self.0.remove(&cache).unwrap_or(0);
+        while stub != 0 {
+            // SAFETY: the words of a stub made by `Arena::stub`.
+            let (literal, site, next) = unsafe {
+                (
+                    &*cache::stub_literal(stub),
+                    &*cache::stub_site(stub),
+                    &*cache::stub_next(stub),
+                )
+            };
+            let site = site.load(Ordering::Acquire);
+            if site != 0 {
+                // Back at the stub: it was in reach when the branch was made.
+                let rel = (stub as i64 - (site as i64 + 4)) as i32 as u32;
+                // SAFETY: a 4-byte aligned rel32 in a block of the cache.
+                unsafe { &*(site as *const AtomicU32) }.store(rel, Ordering::Release);
+            }
+            literal.store(cache::stub_exit(stub), Ordering::Release);
+            stub = next.swap(0, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Links the stub of `exit` to the block at `cache`: the stub's literal,
 /// then the branch that goes to the stub, re-aimed at `cache` in place
 /// when it reaches (code.rs: one aligned 4-byte store). Going straight
 /// saves the hop through the stub's indirect jump, which sits at the far
 /// end of the arena from the blocks. The literal first: a thread that
 /// fetched the branch before the store still arrives, one hop later.
-/// No lock: two threads linking one stub store the same target, or two
-/// translations of it (the older one invalidated: its start jumps to the
-/// dispatcher, written_code.rs), both good; a branch in a block invalidated
+/// Under the translator's lock ([`Incoming::link`], which lists the stub
+/// for [`Incoming::unlink`]); a branch in a block invalidated
 /// since is only run by threads already inside it, and links never store
 /// into a block's first word, which invalidation rewrites.
-pub fn link(stub: u64, cache: u64) {
+fn link(stub: u64, cache: u64) {
     // SAFETY: the literal and site words of a stub made by `Arena::stub`.
     let (literal, site) = unsafe { (&*cache::stub_literal(stub), &*cache::stub_site(stub)) };
     literal.store(cache, Ordering::Release);
@@ -331,6 +397,53 @@ mod tests {
             std::ptr::write_unaligned((target + 1) as *mut i32, rel);
         }
         assert_eq!(call(branch), 9);
+    }
+
+    /// A stub linked to a block that is then invalidated goes back to the
+    /// dispatcher, and so does the branch linked through it: whatever
+    /// reaches the old block is one hop from the next translation, not a
+    /// chain through every translation since.
+    #[test]
+    fn stubs_linked_to_an_invalidated_block_lead_to_the_dispatcher_again() {
+        let mut a = Arena::near(call as *const () as u64).expect("an arena");
+        let (stub, other) = (a.stub(0).expect("room"), a.stub(0).expect("room"));
+        let mut c = Code::default();
+        c.jmp(Target::Stub(stub));
+        let branch = block(&mut a, &c);
+        // SAFETY: the stubs' words.
+        let (literal, site, next) = unsafe {
+            (
+                &*cache::stub_literal(stub),
+                &*cache::stub_site(stub),
+                &*cache::stub_next(stub),
+            )
+        };
+        let site = site.load(Ordering::Relaxed);
+        let aimed = || {
+            // SAFETY: the branch's rel32.
+            let rel = unsafe { *(site as *const i32) };
+            (site as i64 + 4 + rel as i64) as u64
+        };
+        let (target, newer) = (returning(&mut a, 42), returning(&mut a, 43));
+        let mut incoming = Incoming::default();
+        incoming.link(stub, target);
+        incoming.link(other, target);
+        assert_eq!((aimed(), call(branch)), (target, 42));
+        // Linked already: a second link (two threads took the exit) is ignored.
+        incoming.link(stub, newer);
+        assert_eq!(literal.load(Ordering::Relaxed), target);
+        assert_eq!(next.load(Ordering::Relaxed), 0, "first on the list");
+        incoming.unlink(target);
+        for s in [stub, other] {
+            // SAFETY: as above.
+            let l = unsafe { &*cache::stub_literal(s) };
+            assert_eq!(l.load(Ordering::Relaxed), cache::stub_exit(s));
+        }
+        assert_eq!(aimed(), stub, "the branch goes to its stub again");
+        assert!(incoming.0.is_empty());
+        // And can be linked anew, to the next translation.
+        incoming.link(stub, newer);
+        assert_eq!((aimed(), call(branch)), (newer, 43));
     }
 
     /// An arena, an indirect-branch table, a `gs` bank for this thread

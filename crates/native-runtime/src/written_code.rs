@@ -24,9 +24,13 @@
 //!   `mremap` invalidate the blocks of their range (syscalls.rs).
 //! - An invalidated block stays in the cache (threads may be running it)
 //!   with a jump to a fresh exit stub written over its start: whatever
-//!   reaches it (direct links from other blocks, the indirect-branch table,
-//!   a signal handler's entry) goes on to the dispatcher, which translates
-//!   the code now at that address.
+//!   reaches it (direct links from other blocks, an indirect branch's
+//!   one-target cache, a signal handler's entry) goes on to the dispatcher,
+//!   which translates the code now at that address and links the stub to
+//!   it. The indirect-branch table's entry is aimed at the stub, and the
+//!   stubs linked to the block go back to the dispatcher
+//!   (`translator::Incoming`): however often the code is
+//!   rewritten, an old block is one hop from the current one.
 //!
 //! Not protected: the main thread's stack and the current thread's stack
 //! region (a nested function's trampoline, a Fortran internal procedure's:
@@ -170,7 +174,6 @@ impl Translator {
         let Some(at) = self.blocks.remove(&pc) else {
             return;
         };
-        self.ibl.remove(pc);
         self.watch.invalidated += 1;
         let Some(arena) = self.arenas.iter_mut().find(|a| a.base <= at && at < a.end) else {
             return;
@@ -197,6 +200,8 @@ impl Translator {
             (old & !0xff_ffff_ffff) | 0xe9 | (rel << 8),
             Ordering::Release,
         );
+        self.incoming.unlink(at);
+        self.ibl.retarget(pc, stub);
     }
 
     /// A write faulted at `addr`: true when it hit a page the engine
