@@ -6,7 +6,8 @@
 //! and CSV.
 
 use crate::support::engines::markers_include;
-use crate::support::{build, count_ok_with, count_with, kernel_dir};
+use crate::support::{build, count_as, count_ok_with, count_with, kernel_dir};
+use std::path::Path;
 
 const ENGINES: [&str; 2] = ["emulate", "native"];
 
@@ -374,5 +375,79 @@ fn report_diff_writes_json_and_one_csv_table() {
             rows.iter().any(|r| r[0] == scope),
             "no {scope} rows in\n{csv}"
         );
+    }
+}
+
+/// The child's pid orphan.c prints.
+fn orphan_pid(stdout: &str) -> i32 {
+    stdout
+        .strip_prefix("child ")
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("unexpected output {stdout:?}"))
+}
+
+/// processes/orphan.c: a child that does its work after its parent (the
+/// program flopscope started) ended. flopscope adopts it, waits for it and
+/// counts it exactly; its report used to be read at the parent's end,
+/// without the child's square roots (sqrt 0, `complete: true`), and the
+/// child ran on after flopscope.
+#[test]
+fn a_child_that_outlives_its_parent_is_waited_for_and_counted() {
+    let exe = build("processes/orphan.c", &["-O2", "-msse2", "-fno-math-errno"]);
+    let n = 1000u64;
+    for engine in ENGINES {
+        let run = count_with(engine, &exe, &[n.to_string().as_str(), "finish"], &[]);
+        assert_eq!(run.code, 0, "{engine}: {}", run.stderr);
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["complete"], true, "{engine}: {:?}", r.warnings());
+        let ops = r.flop_by_op();
+        assert_eq!((ops["sqrt"], ops["add"]), (n, 2 * n), "{engine}");
+        assert_eq!(r.child_flop(), vec![2 * n], "{engine}");
+        assert!(
+            !Path::new(&format!("/proc/{}", orphan_pid(&run.stdout))).exists(),
+            "{engine}: the child outlived flopscope"
+        );
+    }
+}
+
+/// processes/orphan.c: a child that would run forever once its parent
+/// ended is stopped after --linger, named in the report (marked
+/// incomplete), and does not outlive flopscope; the parent's counts are
+/// there.
+#[test]
+fn a_child_left_running_is_stopped_after_the_linger_time_and_named() {
+    let exe = build("processes/orphan.c", &["-O2", "-msse2", "-fno-math-errno"]);
+    let n = 1000u64;
+    for engine in ENGINES {
+        let run = count_as(
+            engine,
+            &["--no-native", "--linger", "0.5"],
+            &exe,
+            &[n.to_string().as_str(), "linger"],
+            &[],
+        );
+        assert_eq!(run.code, 0, "{engine}: {}", run.stderr);
+        let pid = orphan_pid(&run.stdout);
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "{engine}: the child outlived flopscope"
+        );
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["complete"], false, "{engine}");
+        let named = format!("still ran 0.5 s after it ended and was stopped, so that none outlives flopscope: {pid} `");
+        assert!(
+            r.warnings()
+                .iter()
+                .any(|w| w.contains(&named) && w.contains("(SIGTERM)")),
+            "{engine}: {:?}",
+            r.warnings()
+        );
+        assert_eq!(r.flop_by_op()["add"], n, "{engine}");
+        // The native runtime records the signal; under QEMU the child's
+        // end is not seen (the warning names the signal).
+        let child = &r.0["processes"][0]["exit_status"];
+        if engine == "native" {
+            assert_eq!(child, "signal:SIGTERM", "{engine}");
+        }
     }
 }

@@ -10,10 +10,12 @@
 //!   and how it ended (both recorded in each file's header, [`layout`]).
 //! - [`regions`]: region names and states as markers register them.
 //! - [`progress`]: waiting for the counted program, with a progress line.
+//! - [`orphans`]: the processes it leaves running when it ends.
 //! - [`profile`]: the executed code (blocks, their instructions' counts,
 //!   their ends) and per-block counters, for attribution.
 
 pub mod layout;
+pub mod orphans;
 pub mod profile;
 pub mod progress;
 pub mod read;

@@ -1,5 +1,6 @@
 //! Waiting for the counted program, with a progress line on stderr.
 
+use crate::orphans;
 use std::process::{Child, Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
@@ -22,8 +23,11 @@ impl Drop for Waiting {
 /// (`PR_SET_PDEATHSIG` with SIGKILL): flopscope killed with SIGKILL, which
 /// it cannot catch and forward, leaves no program running. The thread that
 /// starts the child waits for it ([`wait`]), so outlives it otherwise.
-pub fn die_with_parent(cmd: &mut Command) {
+/// And flopscope becomes the reaper of the processes the child leaves
+/// behind ([`orphans::adopt`]), which [`wait`] waits for too.
+pub fn tie_to_flopscope(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
+    orphans::adopt();
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: between fork and exec the closure makes two system calls and
     // allocates nothing.
@@ -41,10 +45,38 @@ pub fn die_with_parent(cmd: &mut Command) {
     };
 }
 
-/// Waits for `child`. With `show`, after the first second, rewrites one
-/// line on stderr every 100 ms with `line(seconds since start)`, and clears
-/// it at the end.
+/// How the program ended, and the processes it left running that had to
+/// be stopped.
+#[derive(Debug)]
+pub struct Waited {
+    pub status: ExitStatus,
+    /// From `started` to the main process's end (not the others').
+    pub elapsed: Duration,
+    pub stopped: Vec<orphans::Stopped>,
+}
+
+/// Waits for `child`, then for the processes it left running, up to
+/// `linger` ([`orphans::wait_all`]): every process of the run has ended,
+/// and written its counts, when this returns. With `show`, after the
+/// first second, rewrites one line on stderr every 100 ms with
+/// `line(seconds since start)`, and clears it at the end.
 pub fn wait(
+    child: &mut Child,
+    started: Instant,
+    show: bool,
+    linger: Duration,
+    line: impl Fn(f64) -> String,
+) -> std::io::Result<Waited> {
+    let status = wait_main(child, started, show, line)?;
+    let elapsed = started.elapsed();
+    Ok(Waited {
+        status,
+        elapsed,
+        stopped: orphans::wait_all(linger),
+    })
+}
+
+fn wait_main(
     child: &mut Child,
     started: Instant,
     show: bool,

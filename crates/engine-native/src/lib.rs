@@ -15,6 +15,7 @@
 //!         work_dir: std::env::temp_dir(),
 //!         follow_exec: true,
 //!         progress: false,
+//!         linger: std::time::Duration::from_secs(5),
 //!         ssc_marks: None,
 //!         ssc_once: false,
 //!         likwid_markers: None,
@@ -28,6 +29,7 @@
 
 mod elf;
 
+use flopscope_counter_file::orphans;
 use flopscope_counter_file::read::{CounterFile, Unsupported, UnsupportedKind};
 use flopscope_counter_file::report::report_and_counts_of_run;
 use flopscope_engine_qemu::host::program::{self, ProgramError};
@@ -76,6 +78,9 @@ pub struct NativeOptions {
     /// Show the time counted so far on stderr (counts reach the counter
     /// file only when the program ends).
     pub progress: bool,
+    /// How long processes the program started may run on after it ended
+    /// before they are stopped (`flopscope_counter_file::orphans`).
+    pub linger: std::time::Duration,
     /// SDE SSC mark values that begin and end the `ssc:START-STOP` region.
     pub ssc_marks: Option<(u32, u32)>,
     /// Only the first start..stop pair counts (SDE's marks without `:repeat`).
@@ -167,7 +172,7 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
             .unwrap_or_default();
     let started = std::time::Instant::now();
     let mut cmd = Command::new(file);
-    flopscope_counter_file::progress::die_with_parent(&mut cmd);
+    flopscope_counter_file::progress::tie_to_flopscope(&mut cmd);
     let mut child = cmd
         .arg0(&run_argv[0])
         .args(&run_argv[1..])
@@ -197,11 +202,15 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         )
         .spawn()
         .map_err(|e| NativeError::Spawn(exe.clone(), e))?;
-    let status = flopscope_counter_file::progress::wait(&mut child, started, opts.progress, |t| {
-        format!("flopscope: counting under the native engine ({t:.1} s)")
-    })
+    let waited = flopscope_counter_file::progress::wait(
+        &mut child,
+        started,
+        opts.progress,
+        opts.linger,
+        |t| format!("flopscope: counting under the native engine ({t:.1} s)"),
+    )
     .map_err(|e| NativeError::Spawn(exe.clone(), e))?;
-    let engine_time = started.elapsed().as_secs_f64();
+    let engine_time = waited.elapsed.as_secs_f64();
     if !counters.attached() {
         return Err(NativeError::NotAttached(opts.runtime.clone()));
     }
@@ -211,9 +220,13 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         argv,
         &main,
         &counter_path,
-        ExitStatus::from_std(status),
+        ExitStatus::from_std(waited.status),
     );
     report.engine_time_s = Some(engine_time);
+    if let Some(w) = orphans::warning(&waited.stopped, opts.linger) {
+        report.complete = false;
+        report.warnings.push(w);
+    }
     if let Some(u) = &main.unsupported {
         let died_of_sigill = matches!(&report.exit_status, ExitStatus::Signal(s) if s == "SIGILL");
         let message = match &u.kind {

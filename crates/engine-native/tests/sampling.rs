@@ -97,6 +97,7 @@ impl Scratch {
             work_dir: work,
             follow_exec: true,
             progress: false,
+            linger: flopscope_counter_file::orphans::LINGER,
             ssc_marks: None,
             ssc_once: false,
             likwid_markers: None,

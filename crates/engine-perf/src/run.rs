@@ -17,6 +17,7 @@ use crate::profile::Profile;
 use crate::sampling::{Sampler, SamplingOptions, SoftwareClock};
 use crate::sys;
 use crate::values::{CounterValues, Reading};
+use flopscope_counter_file::orphans;
 use flopscope_model::{ExitStatus, Report, Seconds};
 use std::collections::BTreeSet;
 use std::ffi::{CString, OsStr};
@@ -59,6 +60,9 @@ pub struct PerfRun {
     pub wall_time: Seconds,
     /// The samples per function, in sampling mode.
     pub profile: Option<Profile>,
+    /// The warning about processes the program left running that had to
+    /// be stopped (their counts are partial).
+    pub stopped: Option<String>,
 }
 
 impl PerfRun {
@@ -74,6 +78,10 @@ impl PerfRun {
             r.complete = false;
         }
         r.set_native_time(Some(self.wall_time));
+        if let Some(w) = &self.stopped {
+            r.complete = false;
+            r.warnings.push(w.clone());
+        }
         if let Some(p) = &self.profile {
             r.functions = attribute::function_rows(set, &self.values, p, &r.summary);
             r.warnings.extend(attribute::warnings(
@@ -97,6 +105,10 @@ impl PerfRun {
             clock.name(),
             clock.name()
         ));
+        if let Some(w) = &self.stopped {
+            r.complete = false;
+            r.warnings.push(w.clone());
+        }
         if let Some(p) = &self.profile {
             r.functions = attribute::clock_rows(&self.values, p, clock.name());
             r.warnings.extend(attribute::warnings(
@@ -453,6 +465,9 @@ fn run_inner(
     let go = pipe().map_err(io_err("pipe"))?;
     let exec_err = pipe().map_err(io_err("pipe"))?;
 
+    // Counters are inherited by the program's children: those it leaves
+    // running are waited for before the counters are read.
+    orphans::adopt();
     // SAFETY: the child only calls async-signal-safe functions (prctl, close, read,
     // execve, write, _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
@@ -546,6 +561,7 @@ fn run_inner(
     }
     .map_err(io_err("waiting for the program"))?;
     let wall = start.elapsed().as_secs_f64();
+    let stopped = orphans::warning(&orphans::wait_all(orphans::LINGER), orphans::LINGER);
     if n == std::mem::size_of::<i32>() as isize {
         return Err(spawn_err(io::Error::from_raw_os_error(errno)));
     }
@@ -591,5 +607,6 @@ fn run_inner(
         exit_status: exit_status(status),
         wall_time: Seconds(wall),
         profile: sampler.map(Sampler::finish),
+        stopped,
     })
 }

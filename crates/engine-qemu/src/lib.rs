@@ -20,6 +20,7 @@
 //!     plugin: "libflopscope_engine_qemu.so".into(),
 //!     work_dir: std::env::temp_dir(),
 //!     progress: false,
+//!     linger: std::time::Duration::from_secs(5),
 //!     ssc_marks: None,
 //!     ssc_once: false,
 //!     exec_shim: None,

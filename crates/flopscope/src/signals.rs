@@ -6,6 +6,7 @@
 //! named. This is how a batch system's time limit (SIGTERM, then SIGKILL
 //! after a grace period) or Ctrl-C ends a counted run without losing it.
 
+use flopscope_counter_file::orphans::HURRY;
 use flopscope_counter_file::progress::WAITED;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -22,6 +23,8 @@ pub fn install() {
         let r = unsafe {
             signal_hook::low_level::register(sig, move || {
                 RECEIVED.store(sig, Ordering::SeqCst);
+                // Processes left running after the program: stopped now.
+                HURRY.store(true, Ordering::SeqCst);
                 let pid = WAITED.load(Ordering::SeqCst);
                 if pid > 0 {
                     libc::kill(pid, sig);

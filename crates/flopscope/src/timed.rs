@@ -8,11 +8,12 @@
 
 use crate::regions;
 use anyhow::{Context, Result};
+use flopscope_counter_file::orphans;
 use flopscope_engine_qemu::host::program;
 use flopscope_model::Seconds;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One native run: wall time, exit status, and the region times the
 /// program's markers recorded.
@@ -20,10 +21,12 @@ pub struct NativeRun {
     pub time: Seconds,
     pub status: std::process::ExitStatus,
     pub regions: regions::RegionTimes,
+    /// The warning about processes it left running that had to be stopped.
+    pub stopped: Option<String>,
 }
 
 /// How the timed runs run.
-#[derive(Default)]
+#[derive(Clone, Copy)]
 pub struct RunOptions<'a> {
     /// The sampler preload library and the directory for its files: the
     /// program counter is sampled for the time per function and loop.
@@ -33,6 +36,19 @@ pub struct RunOptions<'a> {
     /// The program's standard output and error go to /dev/null (repeated
     /// runs: the counted run's output is the one the user sees).
     pub quiet: bool,
+    /// How long processes the program started may run on after it ended.
+    pub linger: Duration,
+}
+
+impl Default for RunOptions<'_> {
+    fn default() -> Self {
+        RunOptions {
+            sampler: None,
+            stdin: None,
+            quiet: false,
+            linger: orphans::LINGER,
+        }
+    }
 }
 
 /// Runs the program natively once, asking its markers to record region
@@ -40,7 +56,7 @@ pub struct RunOptions<'a> {
 pub fn native_run(argv: &[String], times: &Path, o: &RunOptions) -> Result<NativeRun> {
     let exe = program::resolve(&argv[0])?;
     let mut cmd = Command::new(&exe);
-    flopscope_counter_file::progress::die_with_parent(&mut cmd);
+    flopscope_counter_file::progress::tie_to_flopscope(&mut cmd);
     cmd.args(&argv[1..]).env("FLOPSCOPE_REGION_TIMES", times);
     if let Some((_, dir)) = o.sampler {
         std::fs::create_dir_all(dir)
@@ -65,14 +81,15 @@ pub fn native_run(argv: &[String], times: &Path, o: &RunOptions) -> Result<Nativ
     let mut child = cmd
         .spawn()
         .with_context(|| format!("running {} natively", exe.display()))?;
-    let status =
-        flopscope_counter_file::progress::wait(&mut child, start, false, |_| String::new())
-            .with_context(|| format!("running {} natively", exe.display()))?;
-    let time = Seconds(start.elapsed().as_secs_f64());
+    let waited = flopscope_counter_file::progress::wait(&mut child, start, false, o.linger, |_| {
+        String::new()
+    })
+    .with_context(|| format!("running {} natively", exe.display()))?;
     Ok(NativeRun {
-        time,
-        status,
+        time: Seconds(waited.elapsed.as_secs_f64()),
+        status: waited.status,
         regions: regions::read_times(times)?,
+        stopped: orphans::warning(&waited.stopped, o.linger),
     })
 }
 
@@ -86,6 +103,9 @@ pub struct Runs {
     pub region_spread: std::collections::BTreeMap<String, (u64, u64)>,
     /// A signal ended the runs early (the runs it interrupted are left out).
     pub interrupted: Option<String>,
+    /// The first run's warning about processes it left running that had
+    /// to be stopped.
+    pub stopped: Option<String>,
 }
 
 /// `warmup` runs, then `runs` timed ones; a signal flopscope receives (and
@@ -103,6 +123,7 @@ pub fn repeat(
         regions: Default::default(),
         region_spread: Default::default(),
         interrupted: None,
+        stopped: None,
     };
     let mut per_run = Vec::new();
     for i in 0..warmup + runs {
@@ -113,6 +134,9 @@ pub fn repeat(
             ..*o
         };
         let r = native_run(argv, &times, &opts)?;
+        if out.stopped.is_none() {
+            out.stopped = r.stopped;
+        }
         if let Some(sig) = crate::signals::received() {
             out.interrupted = Some(sig);
             break;

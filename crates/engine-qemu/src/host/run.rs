@@ -37,6 +37,9 @@ pub struct QemuOptions {
     pub work_dir: PathBuf,
     /// Show instructions counted so far on stderr.
     pub progress: bool,
+    /// How long processes the program started may run on after it ended
+    /// before they are stopped (`flopscope_counter_file::orphans`).
+    pub linger: std::time::Duration,
     /// SDE SSC mark values that begin and end the `ssc:START-STOP` region.
     pub ssc_marks: Option<(u32, u32)>,
     /// Only the first start..stop pair counts (SDE's marks without `:repeat`).
@@ -148,7 +151,7 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         }
     }
     let mut cmd = Command::new(&qemu);
-    flopscope_counter_file::progress::die_with_parent(&mut cmd);
+    flopscope_counter_file::progress::tie_to_flopscope(&mut cmd);
     cmd.arg("-cpu").arg("max").arg("-plugin").arg(plugin_arg);
     // Tells the Rust markers (flopscope-markers) that this run is counted.
     cmd.env("FLOPSCOPE_COUNTING", "1");
@@ -170,12 +173,18 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         .args(&qargv)
         .spawn()
         .map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
-    let status = flopscope_counter_file::progress::wait(&mut child, started, opts.progress, |t| {
-        format!(
-            "flopscope: {} instructions counted ({t:.1} s)",
-            human(counters.instructions_so_far())
-        )
-    })
+    let waited = flopscope_counter_file::progress::wait(
+        &mut child,
+        started,
+        opts.progress,
+        opts.linger,
+        |t| {
+            format!(
+                "flopscope: {} instructions counted ({t:.1} s)",
+                human(counters.instructions_so_far())
+            )
+        },
+    )
     .map_err(|e| QemuError::Spawn(qemu.clone(), e))?;
     if !counters.attached() {
         if !has_plugin_support(&qemu)? {
@@ -189,9 +198,13 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         argv,
         &main,
         &counter_path,
-        ExitStatus::from_std(status),
+        ExitStatus::from_std(waited.status),
     );
-    report.engine_time_s = Some(started.elapsed().as_secs_f64());
+    report.engine_time_s = Some(waited.elapsed.as_secs_f64());
+    if let Some(w) = flopscope_counter_file::orphans::warning(&waited.stopped, opts.linger) {
+        report.complete = false;
+        report.warnings.push(w);
+    }
     if opts.likwid_markers.is_some() {
         report.warnings.push(LIKWID_TAKEN_OVER.into());
     }

@@ -62,6 +62,14 @@ pub struct CountArgs {
     /// engine, taken over again by the native engine).
     #[arg(long)]
     no_follow: bool,
+    /// How long processes the program started may run on after it ended
+    /// (a server it left behind, a background job): flopscope waits for
+    /// them, as their counts are written when they end, then stops them
+    /// (SIGTERM, SIGKILL a second later) so that none outlives it; the
+    /// report names them and is marked incomplete.
+    /// Example: `flopscope count --linger 60 -- ./start-and-detach.sh`
+    #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
+    linger: std::time::Duration,
     /// The qemu-x86_64 to use (default: the one on PATH); with `--engine
     /// auto`, giving it chooses the emulate engine.
     #[arg(long, value_name = "PATH")]
@@ -148,6 +156,14 @@ enum SampleClock {
 pub struct Mark {
     pub value: u32,
     pub repeat: bool,
+}
+
+/// Seconds, a decimal number of them (`0.5`, `60`), not negative.
+fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .and_then(|v| std::time::Duration::try_from_secs_f64(v).ok())
+        .ok_or_else(|| format!("{s:?} is not a number of seconds (such as 0.5 or 60)"))
 }
 
 /// SDE's spelling: hexadecimal digits, `0x` optional, `:repeat` optional.
@@ -261,6 +277,7 @@ fn engine(
                 plugin: plugin::path()?,
                 work_dir: work.to_path_buf(),
                 progress: progress::stderr_is_terminal(),
+                linger: a.linger,
                 ssc_marks: a
                     .start_mark
                     .zip(a.stop_mark)
@@ -281,6 +298,7 @@ fn engine(
                 work_dir: work.to_path_buf(),
                 follow_exec: !a.no_follow,
                 progress: progress::stderr_is_terminal(),
+                linger: a.linger,
                 ssc_marks: a
                     .start_mark
                     .zip(a.stop_mark)
@@ -405,6 +423,7 @@ pub fn run(a: CountArgs) -> Result<i32> {
             sampler: sampler.as_deref().map(|so| (so, samples.as_path())),
             stdin: Some(stdin.as_deref().unwrap_or(&null)),
             quiet: !a.show_output,
+            linger: a.linger,
         };
         Some(timed::repeat(
             &a.command,
@@ -506,6 +525,9 @@ fn apply_counted_time(report: &mut Report, kind: EngineKind, work: &Path) -> Res
 
 /// The time of the uninstrumented runs: the median, with its spread.
 fn apply_runs(report: &mut Report, runs: &timed::Runs, kind: EngineKind, warmup: u32) {
+    if let Some(w) = &runs.stopped {
+        report.warnings.push(format!("in the timed runs: {w}"));
+    }
     if let Some(sig) = &runs.interrupted {
         report.warnings.push(format!(
             "flopscope received {sig} during the timed runs (passed on to the program): {} of them finished; the counts are complete",

@@ -50,6 +50,9 @@ pub fn run(a: TimeArgs) -> Result<i32> {
     let mut report = Report::new("time", a.command.clone());
     report.exit_status = ExitStatus::from_std(native.status);
     report.complete = matches!(report.exit_status, ExitStatus::Code(_));
+    if let Some(w) = &native.stopped {
+        report.warnings.push(w.clone());
+    }
     report.mpi = rank.clone();
     report.regions = native
         .regions
