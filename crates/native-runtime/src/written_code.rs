@@ -65,6 +65,9 @@ pub struct Watch {
     /// kept read-only: the code pages each shows (one a view of the file
     /// translated from), and the view's protection to give back.
     aliases: BTreeMap<u64, (Vec<u64>, i32)>,
+    /// The program addresses whose translations were invalidated: their
+    /// next ones are watched for incoming links (translator::Incoming).
+    pub rewritten: rustc_hash::FxHashSet<u64>,
     /// Writes that hit a protected page, and blocks invalidated in all.
     pub faults: u64,
     pub invalidated: u64,
@@ -175,6 +178,7 @@ impl Translator {
             return;
         };
         self.watch.invalidated += 1;
+        self.watch.rewritten.insert(pc);
         let Some(arena) = self.arenas.iter_mut().find(|a| a.base <= at && at < a.end) else {
             return;
         };
