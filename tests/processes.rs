@@ -451,3 +451,21 @@ fn a_child_left_running_is_stopped_after_the_linger_time_and_named() {
         }
     }
 }
+
+/// processes/spawn_missing.c: posix_spawn of a program that cannot be
+/// executed fails with the exec error under both engines, as alone. QEMU
+/// runs glibc's vfork-like clone as a fork, so the child's error never
+/// reached the parent: posix_spawn returned 0 (the exec shim now finds
+/// the error first).
+#[test]
+fn posix_spawn_of_a_missing_program_fails_as_it_does_alone() {
+    let exe = build("processes/spawn_missing.c", &["-O2"]);
+    let alone = std::process::Command::new(&exe).output().expect("runs alone");
+    let expected = String::from_utf8_lossy(&alone.stdout);
+    assert!(expected.starts_with("posix_spawn missing: 2\n"), "{expected}");
+    for engine in ENGINES {
+        let run = count_with::<&str>(engine, &exe, &[], &[]);
+        assert_eq!(run.code, 0, "{engine}: {}", run.stderr);
+        assert_eq!(run.stdout, expected, "{engine}");
+    }
+}

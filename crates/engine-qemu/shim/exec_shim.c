@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -217,9 +218,26 @@ int execle(const char *path, const char *arg, ...) {
     return execve(path, argv, envp);
 }
 
+/* QEMU runs glibc's posix_spawn clone (CLONE_VM | CLONE_VFORK) as a fork:
+ * the child's exec error, which glibc passes back through the shared
+ * memory, never reaches the parent, and posix_spawn returns 0 with a child
+ * exiting 127. So the errors exec would give for the file itself are found
+ * here first: 0, or the errno exec would fail with. Only where the child
+ * would resolve the path as here: absolute, or no file actions (which may
+ * change the directory). */
+static int exec_error(const char *path, const posix_spawn_file_actions_t *fa) {
+    struct stat st;
+    if (path[0] != '/' && fa) return 0;
+    if (stat(path, &st) != 0) return errno;
+    if (!S_ISREG(st.st_mode) || access(path, X_OK) != 0) return EACCES;
+    return 0;
+}
+
 int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *at,
                 char *const argv[], char *const envp[]) {
     spawn_fn real = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawn");
+    int err = active && path ? exec_error(path, fa) : 0;
+    if (err) return err;
     char *nargv[MAX_ARGS], *nenvp[MAX_ARGS], plugin_arg[PLUGIN_ARG_BYTES], preload[PATH_BYTES * 2];
     if (rewrite(path, argv, envp, nargv, nenvp, plugin_arg, preload)) return real(pid, qemu, fa, at, nargv, nenvp);
     return real(pid, path, fa, at, argv, envp);
@@ -231,6 +249,7 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
         const char *path = getenv("PATH");
         if (!path) path = "/usr/local/bin:/usr/bin:/bin";
         char buf[PATH_BYTES];
+        int saw_eacces = 0;
         for (const char *p = path;; p = strchr(p, ':') + 1) {
             const char *end = strchr(p, ':');
             size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -239,9 +258,12 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
                 buf[len] = '/';
                 strcpy(buf + len + 1, file);
                 if (access(buf, X_OK) == 0) return posix_spawn(pid, buf, fa, at, argv, envp);
+                if (errno == EACCES) saw_eacces = 1;
             }
             if (!end) break;
         }
+        /* Not found: what glibc's search returns (see exec_error). */
+        return saw_eacces ? EACCES : ENOENT;
     }
     spawn_fn real = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawnp");
     if (active && file && strchr(file, '/')) return posix_spawn(pid, file, fa, at, argv, envp);
