@@ -460,9 +460,14 @@ fn a_child_left_running_is_stopped_after_the_linger_time_and_named() {
 #[test]
 fn posix_spawn_of_a_missing_program_fails_as_it_does_alone() {
     let exe = build("processes/spawn_missing.c", &["-O2"]);
-    let alone = std::process::Command::new(&exe).output().expect("runs alone");
+    let alone = std::process::Command::new(&exe)
+        .output()
+        .expect("runs alone");
     let expected = String::from_utf8_lossy(&alone.stdout);
-    assert!(expected.starts_with("posix_spawn missing: 2\n"), "{expected}");
+    assert!(
+        expected.starts_with("posix_spawn missing: 2\n"),
+        "{expected}"
+    );
     for engine in ENGINES {
         let run = count_with::<&str>(engine, &exe, &[], &[]);
         assert_eq!(run.code, 0, "{engine}: {}", run.stderr);

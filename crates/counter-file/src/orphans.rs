@@ -127,8 +127,9 @@ fn children() -> Vec<(i32, String)> {
         .collect()
 }
 
-/// The report's warning about the processes flopscope stopped, if any.
-pub fn warning(stopped: &[Stopped], linger: Duration) -> Option<String> {
+/// The report's warning about the processes flopscope stopped, if any;
+/// `counted`: a count's report, which has their counts up to there.
+pub fn warning(stopped: &[Stopped], linger: Duration, counted: bool) -> Option<String> {
     if stopped.is_empty() {
         return None;
     }
@@ -137,12 +138,17 @@ pub fn warning(stopped: &[Stopped], linger: Duration) -> Option<String> {
         .map(|s| format!("{} `{}` ({})", s.pid, s.command, s.signal))
         .collect();
     Some(format!(
-        "{} process{} the program started still ran {:.1} s after it ended and {} stopped, so that none outlives flopscope: {}. Their counts up to there are included; give them longer with --linger SECONDS",
+        "{} process{} the program started still ran {:.1} s after it ended and {} stopped, so that none outlives flopscope: {} (--linger SECONDS gives them longer){}",
         stopped.len(),
         if stopped.len() == 1 { "" } else { "es" },
         linger.as_secs_f64(),
         if stopped.len() == 1 { "was" } else { "were" },
-        list.join(", ")
+        list.join(", "),
+        if counted {
+            "; their counts up to there are included"
+        } else {
+            ""
+        }
     ))
 }
 
@@ -157,18 +163,19 @@ mod tests {
             command: "sleep 100".into(),
             signal: "SIGTERM",
         };
-        assert_eq!(warning(&[], LINGER), None);
+        assert_eq!(warning(&[], LINGER, true), None);
         assert_eq!(
-            warning(std::slice::from_ref(&one), LINGER).unwrap(),
-            "1 process the program started still ran 5.0 s after it ended and was stopped, so that none outlives flopscope: 12 `sleep 100` (SIGTERM). Their counts up to there are included; give them longer with --linger SECONDS"
+            warning(std::slice::from_ref(&one), LINGER, false).unwrap(),
+            "1 process the program started still ran 5.0 s after it ended and was stopped, so that none outlives flopscope: 12 `sleep 100` (SIGTERM) (--linger SECONDS gives them longer)"
         );
         let two = Stopped {
             pid: 13,
             command: "daemon".into(),
             signal: "SIGKILL",
         };
-        assert!(warning(&[one, two], Duration::from_millis(500))
-            .unwrap()
-            .starts_with("2 processes the program started still ran 0.5 s after it ended and were stopped, so that none outlives flopscope: 12 `sleep 100` (SIGTERM), 13 `daemon` (SIGKILL)."));
+        assert_eq!(
+            warning(&[one, two], Duration::from_millis(500), true).unwrap(),
+            "2 processes the program started still ran 0.5 s after it ended and were stopped, so that none outlives flopscope: 12 `sleep 100` (SIGTERM), 13 `daemon` (SIGKILL) (--linger SECONDS gives them longer); their counts up to there are included"
+        );
     }
 }

@@ -223,7 +223,7 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         ExitStatus::from_std(waited.status),
     );
     report.engine_time_s = Some(engine_time);
-    if let Some(w) = orphans::warning(&waited.stopped, opts.linger) {
+    if let Some(w) = orphans::warning(&waited.stopped, opts.linger, true) {
         report.complete = false;
         report.warnings.push(w);
     }

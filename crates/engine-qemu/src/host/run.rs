@@ -201,7 +201,7 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         ExitStatus::from_std(waited.status),
     );
     report.engine_time_s = Some(waited.elapsed.as_secs_f64());
-    if let Some(w) = flopscope_counter_file::orphans::warning(&waited.stopped, opts.linger) {
+    if let Some(w) = flopscope_counter_file::orphans::warning(&waited.stopped, opts.linger, true) {
         report.complete = false;
         report.warnings.push(w);
     }

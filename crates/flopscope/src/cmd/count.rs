@@ -159,7 +159,7 @@ pub struct Mark {
 }
 
 /// Seconds, a decimal number of them (`0.5`, `60`), not negative.
-fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
     s.parse::<f64>()
         .ok()
         .and_then(|v| std::time::Duration::try_from_secs_f64(v).ok())

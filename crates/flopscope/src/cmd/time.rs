@@ -23,6 +23,10 @@ pub struct TimeArgs {
     /// the pid and the host.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// How long processes the program started may run on after it ended
+    /// before flopscope stops them (as for `count`).
+    #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = crate::cmd::count::parse_seconds)]
+    linger: std::time::Duration,
     /// The program and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM")]
     command: Vec<String>,
@@ -40,7 +44,10 @@ pub fn run(a: TimeArgs) -> Result<i32> {
     let native = native_run(
         &a.command,
         &work.path().join("region-times"),
-        &RunOptions::default(),
+        &RunOptions {
+            linger: a.linger,
+            ..RunOptions::default()
+        },
     )?;
     if let Some(sig) = crate::signals::received() {
         anyhow::bail!(
