@@ -122,6 +122,8 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
                 fatal(next, &e);
             }
             signals::before_sigreturn();
+            // This entry does not return through `keep_errno`.
+            crate::hostfs::restore_errno();
             // SAFETY: the frame the kernel built, at the program's rsp.
             unsafe { fs_sigreturn(frame) }
         }

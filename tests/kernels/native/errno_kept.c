@@ -9,11 +9,14 @@
  *
  * T threads, each N rounds of: open() of a path that does not exist
  * (errno = ENOENT), a write of a new constant into its own piece of
- * machine code (mov eax, imm32; ret) and a call of it, then a check that
- * errno is still ENOENT and the call returned the constant. Under the
- * native engine every write faults and every call translates the code
- * again, each under the translator's lock, which the T threads contend
- * for. Each round also adds a square root to the thread's sum.
+ * machine code (mov eax, imm32; ret) and a call of it, a SIGUSR1 to
+ * itself (a handler that does nothing: its return goes through the
+ * engine's rt_sigreturn, which looks the interrupted block up under the
+ * lock too), then a check that errno is still ENOENT and the call
+ * returned the constant. Under the native engine every write faults and
+ * every call translates the code again, each under the translator's lock,
+ * which the T threads contend for. Each round also adds a square root to
+ * the thread's sum.
  *
  *   flop.fp64 = 2 T N: flop_by_op.sqrt = T N, flop_by_op.add = T N
  *   stdout: "errno kept T N" when every check held, else the number of
@@ -23,12 +26,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "../kernel.h"
 
 typedef int (*constant)(void);
+
+static void on_usr1(int sig) { (void)sig; }
 
 struct worker {
     pthread_t thread;
@@ -51,6 +57,7 @@ static void *work(void *arg) {
         code[5] = 0xc3; /* ret */
         escape(code);
         int got = ((constant)code)();
+        raise(SIGUSR1);
         int e = errno;
         if (fd >= 0) w->opened++;
         if (e != ENOENT) w->errno_lost++;
@@ -64,6 +71,9 @@ int main(int argc, char **argv) {
     long t = arg_long(argc, argv, 1), n = arg_long(argc, argv, 2);
     struct worker w[64];
     if (t > 64) return 64;
+    struct sigaction sa = {.sa_handler = on_usr1};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGUSR1, &sa, NULL) != 0) return 3;
     for (long k = 0; k < t; k++) {
         w[k] = (struct worker){.rounds = n};
         if (pthread_create(&w[k].thread, NULL, work, &w[k]) != 0) return 3;
