@@ -12,9 +12,9 @@
 #   chained calls (benchmarks/kernels/calls.c, -O2): 8 calls an iteration,
 #   each fed by the one before, 50M iterations;
 #   system calls (benchmarks/kernels/syscalls.c, -O2): 3M getppid calls;
-#   code rewritten in a loop (tests/kernels/native/errno_kept.c, -O2), one
-#   thread: 20,000 rounds of writing a small function and calling it, each
-#   a write fault and a translation, as a JIT compiler reusing a buffer.
+#   code rewritten in a loop (benchmarks/kernels/rewrite.c, -O2): 20,000
+#   rounds of writing a small function and calling it, each a write fault
+#   and a translation, as a JIT compiler reusing a buffer.
 # Each round runs the program alone, then both builds in turn (which goes
 # first alternates) with and without attribution; per cell the counted run
 # (the report's engine_time_s) and the whole `flopscope count` command, min
@@ -56,7 +56,7 @@ gcc -O2 -mavx2 -mfma -o "$work/triad" examples/triad.c
 gcc -O3 -mavx2 -mfma -fopenmp -o "$work/omp_triad" benchmarks/kernels/omp_triad.c
 gcc -O2 -o "$work/calls" benchmarks/kernels/calls.c
 gcc -O2 -o "$work/syscalls" benchmarks/kernels/syscalls.c
-gcc -O2 -msse2 -fno-math-errno -pthread -o "$work/rewrite" tests/kernels/native/errno_kept.c
+gcc -O2 -o "$work/rewrite" benchmarks/kernels/rewrite.c
 rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' + uncommitted changes in crates/')"
 out=benchmarks/results/native-ab-$(date +%Y%m%d-%H%M%S).txt
 python3 - "$reps" "$base_fs" "$target/release/flopscope" "$work" \
@@ -78,7 +78,7 @@ PROGRAMS = [
     ("OpenMP triad 2 thr 8M x 40", [f"{work}/omp_triad", "8000000", "40"]),
     ("chained calls 8 x 50M", [f"{work}/calls", "50000000"]),
     ("system calls 3M getppid", [f"{work}/syscalls", "3000000"]),
-    ("code rewritten 20k times", [f"{work}/rewrite", "1", "20000"]),
+    ("code rewritten 20k times", [f"{work}/rewrite", "20000"]),
 ]
 PROGRAMS = [p for p in PROGRAMS if os.environ.get("ONLY", "") in p[0]]
 os.environ.setdefault("OMP_NUM_THREADS", "2")
