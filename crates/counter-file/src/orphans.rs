@@ -16,6 +16,7 @@
 //!   and SIGKILL a second later. Those it stopped are named in the report,
 //!   which is marked incomplete.
 
+use crate::layout::ProcessEnd;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -45,16 +46,26 @@ pub fn adopt() {
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
 }
 
+/// What [`wait_all`] saw: the processes it stopped, and how each process
+/// it reaped ended (pid, end), in order: a process whose own engine could
+/// not see its end (QEMU's, killed by a signal) gets it from here.
+#[derive(Debug, Default)]
+pub struct Orphans {
+    pub stopped: Vec<Stopped>,
+    pub ended: Vec<(u64, ProcessEnd)>,
+}
+
 /// Waits until flopscope has no child process left (the program's main
 /// process reaped already), stopping those still running after `linger`.
-pub fn wait_all(linger: Duration) -> Vec<Stopped> {
+pub fn wait_all(linger: Duration) -> Orphans {
     let mut term_at = Instant::now() + linger;
+    let mut ended = Vec::new();
     let mut stopped: Vec<Stopped> = Vec::new();
     let mut sent: HashSet<(i32, i32)> = HashSet::new();
     let mut pause = Duration::from_millis(1);
     loop {
-        if !reap_ended() {
-            return stopped;
+        if !reap_ended(&mut ended) {
+            return Orphans { stopped, ended };
         }
         let now = Instant::now();
         if HURRY.load(Ordering::SeqCst) {
@@ -87,12 +98,19 @@ pub fn wait_all(linger: Duration) -> Vec<Stopped> {
     }
 }
 
-/// Reaps every child that ended; false when no child is left at all.
-fn reap_ended() -> bool {
+/// Reaps every child that ended, noting how; false when no child is left.
+fn reap_ended(ended: &mut Vec<(u64, ProcessEnd)>) -> bool {
     loop {
-        // SAFETY: waitpid with a null status pointer.
-        let r = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
+        let mut status = 0;
+        // SAFETY: waitpid writes the status of the child it reaps.
+        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
         if r > 0 {
+            let end = if libc::WIFSIGNALED(status) {
+                ProcessEnd::Signal(libc::WTERMSIG(status))
+            } else {
+                ProcessEnd::Exited(libc::WEXITSTATUS(status))
+            };
+            ended.push((r as u64, end));
             continue;
         }
         if r == 0 {

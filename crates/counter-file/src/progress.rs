@@ -52,7 +52,8 @@ pub struct Waited {
     pub status: ExitStatus,
     /// From `started` to the main process's end (not the others').
     pub elapsed: Duration,
-    pub stopped: Vec<orphans::Stopped>,
+    /// The processes it left running (orphans::wait_all).
+    pub orphans: orphans::Orphans,
 }
 
 /// Waits for `child`, then for the processes it left running, up to
@@ -72,7 +73,7 @@ pub fn wait(
     Ok(Waited {
         status,
         elapsed,
-        stopped: orphans::wait_all(linger),
+        orphans: orphans::wait_all(linger),
     })
 }
 

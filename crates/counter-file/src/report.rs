@@ -160,14 +160,17 @@ fn exit_status_of(end: ProcessEnd) -> Option<ExitStatus> {
 /// `counter_path`); children's files beside it are read and added: the
 /// job's totals and regions include every process, `processes` lists the
 /// children, one entry per process (pid, command, exit status, counts).
+/// `reaped`: how the processes flopscope itself reaped ended (pid, end;
+/// `orphans::Orphans::ended`), for those whose engine did not see it.
 pub fn report_of_run(
     engine: &str,
     argv: &[String],
     main: &FileCounts,
     counter_path: &Path,
     exit_status: ExitStatus,
+    reaped: &[(u64, ProcessEnd)],
 ) -> Report {
-    report_and_counts_of_run(engine, argv, main, counter_path, exit_status).0
+    report_and_counts_of_run(engine, argv, main, counter_path, exit_status, reaped).0
 }
 
 /// [`report_of_run`], with the counts of each process it read (the main
@@ -179,6 +182,7 @@ pub fn report_and_counts_of_run(
     main: &FileCounts,
     counter_path: &Path,
     exit_status: ExitStatus,
+    by_flopscope: &[(u64, ProcessEnd)],
 ) -> (Report, Vec<FileCounts>) {
     let (procs, warnings) = processes_of_run(main, counter_path);
     let combined: Vec<FileCounts> = procs.iter().map(|p| combine(&p.files)).collect();
@@ -190,6 +194,11 @@ pub fn report_and_counts_of_run(
         for (pid, end) in &c.reaped {
             reaped.entry(*pid).or_default().push_back(*end);
         }
+    }
+    // Orphans flopscope reaped: each ended once, after any of its earlier
+    // lives (a pid its parent reaped before) listed above.
+    for (pid, end) in by_flopscope {
+        reaped.entry(*pid).or_default().push_back(*end);
     }
     let mut children = Vec::new();
     for (p, c) in procs.iter().zip(&combined).skip(1) {

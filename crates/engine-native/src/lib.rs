@@ -221,9 +221,10 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         &main,
         &counter_path,
         ExitStatus::from_std(waited.status),
+        &waited.orphans.ended,
     );
     report.engine_time_s = Some(engine_time);
-    if let Some(w) = orphans::warning(&waited.stopped, opts.linger, true) {
+    if let Some(w) = orphans::warning(&waited.orphans.stopped, opts.linger, true) {
         report.complete = false;
         report.warnings.push(w);
     }

@@ -561,7 +561,11 @@ fn run_inner(
     }
     .map_err(io_err("waiting for the program"))?;
     let wall = start.elapsed().as_secs_f64();
-    let stopped = orphans::warning(&orphans::wait_all(orphans::LINGER), orphans::LINGER, true);
+    let stopped = orphans::warning(
+        &orphans::wait_all(orphans::LINGER).stopped,
+        orphans::LINGER,
+        true,
+    );
     if n == std::mem::size_of::<i32>() as isize {
         return Err(spawn_err(io::Error::from_raw_os_error(errno)));
     }

@@ -89,7 +89,7 @@ pub fn native_run(argv: &[String], times: &Path, o: &RunOptions) -> Result<Nativ
         time: Seconds(waited.elapsed.as_secs_f64()),
         status: waited.status,
         regions: regions::read_times(times)?,
-        stopped: orphans::warning(&waited.stopped, o.linger, false),
+        stopped: orphans::warning(&waited.orphans.stopped, o.linger, false),
     })
 }
 

@@ -199,9 +199,12 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         &main,
         &counter_path,
         ExitStatus::from_std(waited.status),
+        &waited.orphans.ended,
     );
     report.engine_time_s = Some(waited.elapsed.as_secs_f64());
-    if let Some(w) = flopscope_counter_file::orphans::warning(&waited.stopped, opts.linger, true) {
+    if let Some(w) =
+        flopscope_counter_file::orphans::warning(&waited.orphans.stopped, opts.linger, true)
+    {
         report.complete = false;
         report.warnings.push(w);
     }
