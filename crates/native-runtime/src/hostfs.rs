@@ -180,24 +180,26 @@ pub fn keep_errno<R>(f: impl FnOnce() -> R) -> R {
     let at = unsafe { libc::__errno_location() };
     // SAFETY: as above.
     let was = unsafe { *at };
-    KEPT_ERRNO.set(was);
     let r = f();
     // SAFETY: as above; the thread is the same, so is its errno.
     unsafe { *at = was };
     r
 }
 
-thread_local! {
-    /// The errno [`keep_errno`] found on this thread, for [`restore_errno`].
-    static KEPT_ERRNO: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+/// Errno now, for [`set_errno`]: a dispatcher entry that leaves without
+/// returning through [`keep_errno`] (`rt_sigreturn`, which may wait for
+/// the translator's lock on its way) gives it back itself. (Not kept in a
+/// Rust thread-local: touching the runtime's own TLS on every entry made
+/// the JVM crash, 6 runs in 8 of its JIT-compiled loop.)
+pub fn errno() -> i32 {
+    // SAFETY: as in `keep_errno`.
+    unsafe { *libc::__errno_location() }
 }
 
-/// Gives errno back the value [`keep_errno`] found, for a dispatcher
-/// entry that leaves without returning through it (`rt_sigreturn`, which
-/// may have waited for the translator's lock on its way).
-pub fn restore_errno() {
-    // SAFETY: as in `keep_errno`, on the same thread.
-    unsafe { *libc::__errno_location() = KEPT_ERRNO.get() };
+/// Sets errno (see [`errno`]).
+pub fn set_errno(v: i32) {
+    // SAFETY: as in `keep_errno`.
+    unsafe { *libc::__errno_location() = v };
 }
 
 /// `written_code::fs_code_write_fault` (called by signals.rs's SIGSEGV

@@ -115,6 +115,7 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
         }
         libc::SYS_rt_sigaction => signals::sigaction(a),
         libc::SYS_rt_sigreturn => {
+            let errno = crate::hostfs::errno();
             let frame = gs_word(header::APP_RSP);
             // The handler returned (rsp past its return address: the
             // frame's ucontext).
@@ -123,7 +124,7 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
             }
             signals::before_sigreturn();
             // This entry does not return through `keep_errno`.
-            crate::hostfs::restore_errno();
+            crate::hostfs::set_errno(errno);
             // SAFETY: the frame the kernel built, at the program's rsp.
             unsafe { fs_sigreturn(frame) }
         }
