@@ -190,7 +190,11 @@ pub fn keep_errno<R>(f: impl FnOnce() -> R) -> R {
 /// returning through [`keep_errno`] (`rt_sigreturn`, which may wait for
 /// the translator's lock on its way) gives it back itself. (Not kept in a
 /// Rust thread-local: touching the runtime's own TLS on every entry made
-/// the JVM crash, 6 runs in 8 of its JIT-compiled loop.)
+/// the JVM crash in 6 runs of 8 of its JIT-compiled loop. Likely why: the
+/// access goes through `__tls_get_addr`, which, once the program has
+/// loaded libraries since the thread started, brings the thread's DTV up
+/// to date with the C library's malloc, possibly in the middle of the
+/// program's own malloc. glibc's errno is initial-exec TLS: a plain load.)
 pub fn errno() -> i32 {
     // SAFETY: as in `keep_errno`.
     unsafe { *libc::__errno_location() }
