@@ -719,6 +719,31 @@ fn errno_set_by_a_failed_call_survives_the_engines_work_before_it_is_read() {
     f.assert_none();
 }
 
+/// flags_into_call.c: hand-written code passes the carry flag into a call
+/// from a block that writes no flags of its own. The engine bumps such a
+/// block's counter with a plain add (which clears the carry) only when the
+/// callee is seen to write every flag before reading one; here one callee
+/// reads the carry first (it must still get it: with the add, every carry
+/// read 0) and one writes the flags first. Both sums are N/2, and the
+/// program's N adds are counted exactly.
+#[test]
+fn flags_passed_into_a_call_reach_the_callee() {
+    let exe = build("native/flags_into_call.c", &["-O2"]);
+    let n = 10_000u64;
+    let run = count_with("native", &exe, &[n.to_string()], &[]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, format!("{} {} {n}\n", n / 2, n / 2).as_str()),
+        "{}",
+        run.stderr
+    );
+    let r = run.report.expect("a report");
+    let e = Expect::new().insn("fp64", 64, 1, "add", n, 1).op("add", n);
+    let mut f = Failures::default();
+    f.expect(&format!("flags_into_call {n}"), &r, &e);
+    f.assert_none();
+}
+
 /// xsave.c: a program running XSAVE itself (as SBCL's runtime does). The
 /// native engine does not count its state-dependent bytes and says so,
 /// naming the block that holds it (the warning used to blame the dynamic

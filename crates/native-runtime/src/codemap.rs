@@ -147,6 +147,13 @@ pub fn views_onto(lo: u64, hi: u64) -> Vec<(u64, u64, i32)> {
     out
 }
 
+/// Whether `addr` lies in a shared file mapping (whose code another view
+/// may change), as the mappings were last read.
+pub fn in_shared_view(addr: u64) -> bool {
+    let views = VIEWS.lock().unwrap_or_else(|e| e.into_inner());
+    views.iter().any(|v| v.lo <= addr && addr < v.hi)
+}
+
 fn prot_of(v: &View) -> i32 {
     let mut prot = libc::PROT_READ;
     if v.writable {

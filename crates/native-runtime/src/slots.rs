@@ -118,11 +118,15 @@ impl Slots {
         self.add(Desc::default())
     }
 
-    pub fn set(&mut self, slot: u32, d: Desc) {
+    /// Kept for the whole run, one or more a block: held to their length
+    /// (a block's descriptor is built with room to spare).
+    pub fn set(&mut self, slot: u32, mut d: Desc) {
+        d.items.shrink_to_fit();
         self.descs[slot as usize] = d;
     }
 
-    pub fn add(&mut self, d: Desc) -> u32 {
+    pub fn add(&mut self, mut d: Desc) -> u32 {
+        d.items.shrink_to_fit();
         self.descs.push(d);
         self.owners.push(self.pc);
         (self.descs.len() - 1) as u32

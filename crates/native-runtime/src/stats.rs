@@ -15,6 +15,10 @@ pub fn now() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Bytes of program code translated, and of cache code made from them.
+static PROGRAM_BYTES: AtomicU64 = AtomicU64::new(0);
+static CACHE_BYTES: AtomicU64 = AtomicU64::new(0);
+
 static FIRST: AtomicU64 = AtomicU64::new(0);
 static ENTRIES: AtomicU64 = AtomicU64::new(0);
 static START: AtomicU64 = AtomicU64::new(0);
@@ -45,17 +49,30 @@ pub fn add_translation(ns: u64) {
     NANOS.fetch_add(ns, Ordering::Relaxed);
 }
 
+/// A block of `program` bytes of the program's code was laid out in
+/// `cache` bytes of the code cache.
+pub fn add_code(program: u64, cache: u64) {
+    PROGRAM_BYTES.fetch_add(program, Ordering::Relaxed);
+    CACHE_BYTES.fetch_add(cache, Ordering::Relaxed);
+}
+
 /// One line: blocks translated and the time it took.
 pub fn summary() -> String {
     let b = BLOCKS.load(Ordering::Relaxed);
     let ns = NANOS.load(Ordering::Relaxed);
     let first = FIRST.load(Ordering::Relaxed);
     let since = since_start();
+    let (program, cache) = (
+        PROGRAM_BYTES.load(Ordering::Relaxed),
+        CACHE_BYTES.load(Ordering::Relaxed),
+    );
     format!(
-        "[fs] {b} blocks translated in {:.3} ms (the first {:.3} ms, the others {:.1} us each); {} dispatcher entries; {:.3} ms since the take-over\n",
+        "[fs] {b} blocks translated in {:.3} ms (the first {:.3} ms, the others {:.1} us each; {:.1} KiB of code into {:.1} KiB of cache); {} dispatcher entries; {:.3} ms since the take-over\n",
         ns as f64 / 1e6,
         first as f64 / 1e6,
         (ns - first) as f64 / 1e3 / b.saturating_sub(1).max(1) as f64,
+        program as f64 / 1024.0,
+        cache as f64 / 1024.0,
         ENTRIES.load(Ordering::Relaxed),
         since as f64 / 1e6
     )

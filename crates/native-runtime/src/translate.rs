@@ -119,6 +119,11 @@ pub struct Decoded {
     /// Index of the terminating instruction kept in the block (jcc, cmp
     /// marker, int3...), if any.
     last_kept: Option<usize>,
+    /// The block ends in a direct call whose target writes every
+    /// arithmetic flag before it reads one (see [`flags_dead_at`]): the
+    /// flags are dead at the block's end. Set by the translator, which
+    /// knows whether the target's code may change.
+    pub flags_dead_at_end: bool,
 }
 
 /// The buffers of a [`Decoded`] block, kept between translations so that
@@ -130,6 +135,20 @@ pub struct Buffers {
 }
 
 impl Decoded {
+    /// The target of the direct call that ends the block, if it ends so.
+    pub fn call_target(&self) -> Option<u64> {
+        match self.end {
+            End::Call { target, .. } => Some(target),
+            _ => None,
+        }
+    }
+
+    /// Bytes of the program's instructions in the block (a followed direct
+    /// jump's too).
+    pub fn program_bytes(&self) -> u64 {
+        self.raws.iter().map(|r| r.len as u64).sum()
+    }
+
     /// The pages the block's instructions were read from, each once, into
     /// `out`: a write to any of them changes the block.
     pub fn pages(&self, out: &mut Vec<u64>) {
@@ -197,6 +216,7 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
                 raws,
                 end,
                 last_kept,
+                flags_dead_at_end: false,
             })
         };
         loop {
@@ -388,10 +408,56 @@ pub trait Resolver {
     fn literal(&mut self, value: u64) -> Result<u64, String>;
 }
 
-/// Flags live before each instruction (arithmetic flags only); live at the
-/// block's end, conservatively.
-fn flags_live_before(insns: &[(Instruction, InsnInfo)]) -> Vec<u32> {
-    let mut live = ARITH_FLAGS;
+/// Instructions [`flags_dead_at`] reads at most.
+const FLAGS_LOOKAHEAD: usize = 16;
+
+/// Whether the code at `target` writes every arithmetic flag before it
+/// reads any, within its first straight-line instructions (up to the first
+/// branch): then the flags are dead where a call goes there, and the
+/// calling block's counter can be a plain `add` (10 bytes, one memory
+/// operation) rather than the flag-preserving sequence (40 bytes, five).
+/// Read, not assumed: the psABI gives the flags no role across a call, but
+/// hand-written code may pass them, and a call to the next instruction
+/// (a position thunk) keeps them. Of gcc's cc1, about half the blocks
+/// that end in a call have no flag-writing instruction of their own.
+pub fn flags_dead_at(target: u64) -> bool {
+    let Some(map) = crate::codemap::mapping_of(target) else {
+        return false;
+    };
+    let limit = target + (FLAGS_LOOKAHEAD * 15) as u64;
+    let (end, writable) = crate::codemap::readable_until(map, limit);
+    if writable || map.writable {
+        return false;
+    }
+    let n = (end.min(limit) - target) as usize;
+    // SAFETY: [target, target+n) lies in readable mappings of the process.
+    let buf: &[u8] = unsafe { std::slice::from_raw_parts(target as *const u8, n) };
+    let mut d = Decoder::with_ip(64, buf, target, DecoderOptions::NONE);
+    let mut unwritten = ARITH_FLAGS;
+    for _ in 0..FLAGS_LOOKAHEAD {
+        if !d.can_decode() {
+            return false;
+        }
+        let insn = d.decode();
+        if insn.is_invalid() || insn.rflags_read() & unwritten != 0 {
+            return false;
+        }
+        unwritten &= !insn.rflags_modified();
+        if unwritten == 0 {
+            return true;
+        }
+        if insn.flow_control() != FlowControl::Next {
+            return false;
+        }
+    }
+    false
+}
+
+/// Flags live before each instruction (arithmetic flags only), from those
+/// live at the block's end (all, unless the block's successor is known to
+/// write them first).
+fn flags_live_before(insns: &[(Instruction, InsnInfo)], at_end: u32) -> Vec<u32> {
+    let mut live = at_end;
     let mut out = vec![0; insns.len()];
     for (i, (insn, _)) in insns.iter().enumerate().rev() {
         live = (live & !insn.rflags_modified()) | insn.rflags_read();
@@ -570,7 +636,12 @@ pub fn build(
     cache_start: u64,
     routines: &Routines,
 ) -> Result<Built, String> {
-    let live = flags_live_before(&dec.insns);
+    let at_end = if dec.flags_dead_at_end {
+        0
+    } else {
+        ARITH_FLAGS
+    };
+    let live = flags_live_before(&dec.insns, at_end);
     let mut stat = Desc::with_capacity(8);
     let mut code = Code::with_capacity(dec.insns.len() * 8);
     // Always: samples map back through the marks, and so does the program
@@ -623,6 +694,10 @@ pub fn build(
             profile.insns.push((pc, first, own.items.len() as u32));
         }
     }
+    // Kept for the whole run (attribution reads it at exit), for every
+    // block: held to its length, not to the room made for three items an
+    // instruction (gcc's cc1: 222,000 blocks).
+    profile.items.shrink_to_fit();
     let body = Body {
         dec,
         live: &live,
@@ -1168,6 +1243,38 @@ mod tests {
         );
     }
 
+    /// Code to look at, in the test binary's read-only data.
+    static ENTRY_SUB: [u8; 9] = [
+        0x55, // push rbp
+        0x48, 0x89, 0xe5, // mov rbp, rsp
+        0x48, 0x83, 0xec, 0x10, // sub rsp, 16: writes every flag
+        0xc3,
+    ];
+    static ENTRY_ADC: [u8; 9] = [
+        0xb8, 0, 0, 0, 0, // mov eax, 0
+        0x83, 0xd0, 0x00, // adc eax, 0: reads the carry
+        0xc3,
+    ];
+    static ENTRY_INC_RET: [u8; 4] = [
+        0x48, 0xff, 0xc0, // inc rax: the carry stays unwritten
+        0xc3, // ret: where the flags go is not known
+    ];
+    static ENTRY_JC: [u8; 3] = [0x72, 0x00, 0xc3]; // jc: reads the carry
+    static ENTRY_NOPS: [u8; 24] = [0x90; 24]; // longer than the look-ahead
+
+    #[test]
+    fn a_call_target_kills_the_flags_only_if_it_writes_them_all_before_any_read() {
+        let at = |b: &[u8]| b.as_ptr() as u64;
+        assert!(flags_dead_at(at(&ENTRY_SUB)));
+        assert!(!flags_dead_at(at(&ENTRY_ADC)));
+        assert!(!flags_dead_at(at(&ENTRY_INC_RET)));
+        assert!(!flags_dead_at(at(&ENTRY_JC)));
+        assert!(!flags_dead_at(at(&ENTRY_NOPS)));
+        // Writable memory: its code may change after the look.
+        let mut writable = ENTRY_SUB.to_vec();
+        assert!(!flags_dead_at(writable.as_mut_ptr() as u64));
+    }
+
     #[test]
     fn flags_are_dead_before_an_instruction_that_writes_them_all() {
         let mut c = Classifier::new();
@@ -1183,7 +1290,7 @@ mod tests {
             (i, info)
         })
         .collect();
-        let live = flags_live_before(&block);
+        let live = flags_live_before(&block, ARITH_FLAGS);
         // Live at the end (conservative), so before jne; cmp writes all six
         // without reading any: dead before cmp and before the mov.
         assert_eq!(live[2], ARITH_FLAGS);

@@ -185,7 +185,7 @@ impl Translator {
 
     fn translate(&mut self, pc: u64) -> Result<u64, String> {
         let mut bufs = self.bufs.take().unwrap_or_default();
-        let dec = loop {
+        let mut dec = loop {
             let mut dec = translate::decode(pc, &mut self.classifier, bufs)?;
             // Protected only now: a write since the bytes were read went
             // unseen, so they are read again.
@@ -196,9 +196,28 @@ impl Translator {
             }
             bufs = dec.recycle();
         };
+        dec.flags_dead_at_end = self.call_kills_flags(&dec);
         let r = self.translate_decoded(pc, &dec);
         self.bufs = Some(dec.recycle());
         r
+    }
+
+    /// Whether the block ends in a call whose target writes the flags
+    /// before reading them ([`translate::flags_dead_at`]), in code that
+    /// cannot change unseen: neither the block nor the target on a page
+    /// the program can write (directly, through another view of a shared
+    /// file, or once the engine lifts its protection). A block relying on
+    /// the target's code is not invalidated with it.
+    fn call_kills_flags(&self, dec: &translate::Decoded) -> bool {
+        let Some(target) = dec.call_target() else {
+            return false;
+        };
+        let page = target & !4095;
+        !dec.writable
+            && !self.watch.writable_page(page)
+            && !self.watch.writable_page(page + 4096)
+            && !crate::codemap::in_shared_view(target)
+            && translate::flags_dead_at(target)
     }
 
     fn translate_decoded(&mut self, pc: u64, dec: &translate::Decoded) -> Result<u64, String> {
@@ -212,6 +231,7 @@ impl Translator {
             }
         };
         let arena = &mut self.arenas[ai];
+        let arena_next_before = arena.next;
         arena.align(16);
         let start = arena.next;
         let routines = arena.routines;
@@ -246,6 +266,10 @@ impl Translator {
             &mut self.links,
         )?;
         debug_assert_eq!(at, start);
+        if crate::dispatch::debug() {
+            let padded = at - arena_next_before;
+            crate::stats::add_code(dec.program_bytes(), self.placed.len() as u64 + padded);
+        }
         if built.code.marking {
             // Before any thread can run the block: a sample in it maps back.
             let profile = (self.profiles.len() - 1) as u32;

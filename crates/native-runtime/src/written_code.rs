@@ -73,6 +73,14 @@ pub struct Watch {
     pub invalidated: u64,
 }
 
+impl Watch {
+    /// Whether the page at `page` belongs to a writable mapping that code
+    /// was translated from (the engine may be keeping it read-only).
+    pub fn writable_page(&self, page: u64) -> bool {
+        self.protected.contains_key(&page)
+    }
+}
+
 impl Translator {
     /// Indexes the block at `pc` by its pages and protects those the
     /// program can write. Says whether any of them can be written (the
