@@ -442,7 +442,9 @@ pub fn flags_dead_at(target: u64) -> bool {
         if insn.is_invalid() || insn.rflags_read() & unwritten != 0 {
             return false;
         }
-        unwritten &= !insn.rflags_modified();
+        if !may_leave_flags(&insn) {
+            unwritten &= !insn.rflags_modified();
+        }
         if unwritten == 0 {
             return true;
         }
@@ -453,6 +455,25 @@ pub fn flags_dead_at(target: u64) -> bool {
     false
 }
 
+/// A shift or rotate whose count may be 0 (in CL, or an immediate that is
+/// 0 once masked: 0x20 is, for a 32-bit operand): it then leaves the flags
+/// as they were, though it is listed as writing them.
+fn may_leave_flags(insn: &Instruction) -> bool {
+    use Mnemonic::*;
+    if !matches!(
+        insn.mnemonic(),
+        Shl | Shr | Sar | Sal | Rol | Ror | Shld | Shrd
+    ) {
+        return false;
+    }
+    let count = insn.op_count() - 1;
+    match insn.op_kind(count) {
+        OpKind::Register => insn.op_register(count) == Register::CL,
+        OpKind::Immediate8 => insn.immediate8() & 0x1f == 0,
+        _ => false,
+    }
+}
+
 /// Flags live before each instruction (arithmetic flags only), from those
 /// live at the block's end (all, unless the block's successor is known to
 /// write them first).
@@ -460,7 +481,10 @@ fn flags_live_before(insns: &[(Instruction, InsnInfo)], at_end: u32) -> Vec<u32>
     let mut live = at_end;
     let mut out = vec![0; insns.len()];
     for (i, (insn, _)) in insns.iter().enumerate().rev() {
-        live = (live & !insn.rflags_modified()) | insn.rflags_read();
+        if !may_leave_flags(insn) {
+            live &= !insn.rflags_modified();
+        }
+        live |= insn.rflags_read();
         out[i] = live & ARITH_FLAGS;
     }
     out
@@ -1260,6 +1284,16 @@ mod tests {
         0xc3, // ret: where the flags go is not known
     ];
     static ENTRY_JC: [u8; 3] = [0x72, 0x00, 0xc3]; // jc: reads the carry
+    static ENTRY_SHL_CL: [u8; 7] = [
+        0xd3, 0xe0, // shl eax, cl: with cl = 0, the flags stay
+        0x48, 0x83, 0xec, 0x10, // sub rsp, 16
+        0xc3,
+    ];
+    static ENTRY_SHL_CL_JC: [u8; 5] = [
+        0xd3, 0xe0, // shl eax, cl
+        0x72, 0x00, // jc: may read the caller's carry
+        0xc3,
+    ];
     static ENTRY_NOPS: [u8; 24] = [0x90; 24]; // longer than the look-ahead
 
     #[test]
@@ -1269,6 +1303,8 @@ mod tests {
         assert!(!flags_dead_at(at(&ENTRY_ADC)));
         assert!(!flags_dead_at(at(&ENTRY_INC_RET)));
         assert!(!flags_dead_at(at(&ENTRY_JC)));
+        assert!(flags_dead_at(at(&ENTRY_SHL_CL)));
+        assert!(!flags_dead_at(at(&ENTRY_SHL_CL_JC)));
         assert!(!flags_dead_at(at(&ENTRY_NOPS)));
         // Writable memory: its code may change after the look.
         let mut writable = ENTRY_SUB.to_vec();
@@ -1296,5 +1332,30 @@ mod tests {
         assert_eq!(live[2], ARITH_FLAGS);
         assert_eq!(live[1], 0);
         assert_eq!(live[0], 0);
+    }
+
+    #[test]
+    fn a_shift_by_cl_does_not_end_the_flags_life() {
+        let mut c = Classifier::new();
+        let block: Vec<(Instruction, InsnInfo)> = [
+            &[0x48, 0x85, 0xc0][..], // test rax, rax
+            &[0xd3, 0xe3],           // shl ebx, cl: cl = 0 leaves ZF from test
+            &[0x74, 0x10],           // je
+        ]
+        .iter()
+        .map(|b| {
+            let i = one(b);
+            let info = c.classify(&i);
+            (i, info)
+        })
+        .collect();
+        let live = flags_live_before(&block, 0);
+        assert_ne!(live[2] & RflagsBits::ZF, 0, "je reads ZF");
+        assert_ne!(live[1] & RflagsBits::ZF, 0, "the shift may leave it");
+        assert_eq!(live[0], 0, "test writes them all");
+        // A count that is not 0 writes them.
+        let by_3 = one(&[0xc1, 0xe3, 0x03]); // shl ebx, 3
+        assert!(!may_leave_flags(&by_3));
+        assert!(may_leave_flags(&one(&[0xc1, 0xe3, 0x20]))); // shl ebx, 32
     }
 }
