@@ -744,6 +744,31 @@ fn flags_passed_into_a_call_reach_the_callee() {
     f.assert_none();
 }
 
+/// shift_keeps_flags.c: a zero flag set in one block is read in the next,
+/// after a shift by CL of count 0 (which leaves the flags as they were).
+/// Counted as writing the flags, the shift let the engine bump the second
+/// block's counter before it, with an add that cleared the zero flag: the
+/// program returned 0 hits for N/2.
+#[test]
+fn a_shift_by_zero_leaves_the_programs_flags_to_the_branch_after_it() {
+    let exe = build("native/shift_keeps_flags.c", &["-O2"]);
+    let n = 10_000u64;
+    let run = count_with("native", &exe, &[n.to_string()], &[]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, format!("{} {}\n", n / 2, n / 2).as_str()),
+        "{}",
+        run.stderr
+    );
+    let r = run.report.expect("a report");
+    let e = Expect::new()
+        .insn("fp64", 64, 1, "add", n / 2, 1)
+        .op("add", n / 2);
+    let mut f = Failures::default();
+    f.expect(&format!("shift_keeps_flags {n}"), &r, &e);
+    f.assert_none();
+}
+
 /// xsave.c: a program running XSAVE itself (as SBCL's runtime does). The
 /// native engine does not count its state-dependent bytes and says so,
 /// naming the block that holds it (the warning used to blame the dynamic
