@@ -23,12 +23,14 @@ rev=$(git rev-parse --short "$base^{commit}") || {
   exit 2
 }
 wt=target/translate-cost-baseline
-if [ ! -d "$wt" ]; then git worktree add -q --detach "$wt" "$rev"; else git -C "$wt" checkout -q --detach "$rev"; fi
-if [ ! -f "$wt/crates/native-runtime/examples/translate_cost.rs" ]; then
-  # Revisions before the example existed: measure them with today's example.
-  mkdir -p "$wt/crates/native-runtime/examples"
-  cp crates/native-runtime/examples/translate_cost.rs "$wt/crates/native-runtime/examples/"
-fi
+if [ ! -d "$wt" ]; then git worktree add -q --detach "$wt" "$rev"; else git -C "$wt" checkout -q --force --detach "$rev"; fi
+# Both builds measured by the working tree's example (the same harness; the
+# translator is what differs). Revisions before the example existed have
+# none; before 2026-11-27 it also translated libc's exported data, and
+# crashed once the translator looked up the thread's state for code in
+# writable pages.
+mkdir -p "$wt/crates/native-runtime/examples"
+cp crates/native-runtime/examples/translate_cost.rs "$wt/crates/native-runtime/examples/"
 build() { (cd "$1" && cargo build -q --release --example translate_cost -p flopscope-native-runtime --target-dir "$2"); }
 build "$wt" "$PWD/target/translate-cost-base-build"
 build . target

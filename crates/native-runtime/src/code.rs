@@ -126,6 +126,17 @@ impl Code {
         }
     }
 
+    /// Empty again, its buffers kept: a translator building block after
+    /// block reuses one `Code` (grown once to the largest block's size,
+    /// rather than grown anew, copy by copy, for every block).
+    pub fn reset(mut self) -> Code {
+        self.buf.clear();
+        self.pieces.clear();
+        self.next_label = 0;
+        self.marking = false;
+        self
+    }
+
     pub fn label(&mut self) -> u32 {
         self.next_label += 1;
         self.next_label

@@ -659,6 +659,7 @@ pub fn build(
     resolver: &mut dyn Resolver,
     cache_start: u64,
     routines: &Routines,
+    code: Code,
 ) -> Result<Built, String> {
     let at_end = if dec.flags_dead_at_end {
         0
@@ -667,7 +668,7 @@ pub fn build(
     };
     let live = flags_live_before(&dec.insns, at_end);
     let mut stat = Desc::with_capacity(8);
-    let mut code = Code::with_capacity(dec.insns.len() * 8);
+    let mut code = code.reset();
     // Always: samples map back through the marks, and so does the program
     // counter a signal handler of the program is shown (signals.rs).
     code.marking = true;

@@ -23,6 +23,12 @@ pub struct Translator {
     pub ibl: IblTable,
     classifier: Classifier,
     bufs: Option<translate::Buffers>,
+    /// The last block's code, its buffers reused for the next.
+    code: Option<crate::code::Code>,
+    /// What [`translate::flags_dead_at`] found at each call target looked
+    /// at (calls to one function from many places look once); forgotten
+    /// when the program's mappings change.
+    pub flags_dead_at: FxHashMap<u64, bool>,
     /// The laid-out bytes of the block being placed, and its marks.
     placed: Vec<u8>,
     marks: Vec<(u32, u32)>,
@@ -55,6 +61,8 @@ pub fn init() -> Result<(), String> {
         ibl,
         classifier: Classifier::new(),
         bufs: None,
+        code: None,
+        flags_dead_at: FxHashMap::default(),
         placed: Vec::new(),
         marks: Vec::new(),
         links: Vec::new(),
@@ -208,16 +216,23 @@ impl Translator {
     /// the program can write (directly, through another view of a shared
     /// file, or once the engine lifts its protection). A block relying on
     /// the target's code is not invalidated with it.
-    fn call_kills_flags(&self, dec: &translate::Decoded) -> bool {
+    fn call_kills_flags(&mut self, dec: &translate::Decoded) -> bool {
         let Some(target) = dec.call_target() else {
             return false;
         };
+        if dec.writable {
+            return false;
+        }
+        if let Some(&dead) = self.flags_dead_at.get(&target) {
+            return dead;
+        }
         let page = target & !4095;
-        !dec.writable
-            && !self.watch.writable_page(page)
+        let dead = !self.watch.writable_page(page)
             && !self.watch.writable_page(page + 4096)
             && !crate::codemap::in_shared_view(target)
-            && translate::flags_dead_at(target)
+            && translate::flags_dead_at(target);
+        self.flags_dead_at.insert(target, dead);
+        dead
     }
 
     fn translate_decoded(&mut self, pc: u64, dec: &translate::Decoded) -> Result<u64, String> {
@@ -246,6 +261,7 @@ impl Translator {
             &mut exits,
             start,
             &routines,
+            self.code.take().unwrap_or_default(),
         )?;
         if self.slots.descs.len() >= header::MAX_SLOTS {
             return Err(format!(
@@ -275,6 +291,7 @@ impl Translator {
             let profile = (self.profiles.len() - 1) as u32;
             crate::cachemap::publish(at, self.placed.len() as u32, pc, &self.marks, profile);
         }
+        self.code = Some(built.code);
         if dec.writable || self.watch.rewritten.contains(&pc) {
             self.incoming.watch(at);
         }

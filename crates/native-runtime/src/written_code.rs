@@ -161,6 +161,8 @@ impl Translator {
     /// pages is gone, and code there may change from now on.
     pub fn range_changed(&mut self, lo: u64, hi: u64, writable: bool) {
         crate::codemap::forget(lo, hi);
+        // What a call target's code was seen to do may no longer hold.
+        self.flags_dead_at.clear();
         let gone: Vec<u64> = self.watch.aliases.range(lo..hi).map(|(q, _)| *q).collect();
         for q in gone {
             self.watch.aliases.remove(&q);
