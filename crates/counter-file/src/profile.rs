@@ -206,29 +206,18 @@ impl Record {
         let u64s = |b: &mut Vec<u8>, v: u64| b.extend_from_slice(&v.to_le_bytes());
         match self {
             Record::Block(blk) => {
-                let (kind, a, c) = blk.end.encode();
-                u32s(b, 1);
-                u32s(b, blk.pieces.len() as u32);
-                u64s(b, blk.start);
-                u32s(b, kind);
-                u32s(b, blk.taken_counter.unwrap_or(NO_COUNTER));
-                u32s(b, blk.fall_counter.unwrap_or(NO_COUNTER));
-                u32s(b, 0);
-                u64s(b, a);
-                u64s(b, c);
+                let mut e = BlockBytes::new(
+                    b,
+                    blk.start,
+                    blk.end,
+                    blk.taken_counter,
+                    blk.fall_counter,
+                    blk.pieces.len(),
+                );
                 for p in &blk.pieces {
-                    u32s(b, p.counter);
-                    u32s(b, p.kind.code());
-                    u32s(b, p.insns.len() as u32);
-                    u32s(b, 0);
+                    e.piece(p.counter, p.kind, p.insns.len());
                     for i in &p.insns {
-                        u64s(b, i.pc);
-                        u32s(b, i.items.len() as u32);
-                        u32s(b, 0);
-                        for (slot, inc) in &i.items {
-                            u32s(b, *slot);
-                            u32s(b, *inc);
-                        }
+                        e.insn(i.pc, i.items.iter().copied());
                     }
                 }
             }
@@ -245,6 +234,69 @@ impl Record {
                 b.resize(b.len().next_multiple_of(8), 0);
             }
         }
+    }
+}
+
+/// A block record encoded as it is told, straight into a buffer: the bytes
+/// of [`Record::Block`], without the record's vectors (a writer with
+/// 250,000 blocks to write at a process's exit made one a piece and one an
+/// instruction). Pieces and instructions follow in the numbers announced.
+pub struct BlockBytes<'a> {
+    b: &'a mut Vec<u8>,
+}
+
+impl<'a> BlockBytes<'a> {
+    /// The block's head, `pieces` pieces to follow.
+    pub fn new(
+        b: &'a mut Vec<u8>,
+        start: u64,
+        end: End,
+        taken_counter: Option<u32>,
+        fall_counter: Option<u32>,
+        pieces: usize,
+    ) -> BlockBytes<'a> {
+        let (kind, a, c) = end.encode();
+        let mut e = BlockBytes { b };
+        e.u32(1);
+        e.u32(pieces as u32);
+        e.u64(start);
+        e.u32(kind);
+        e.u32(taken_counter.unwrap_or(NO_COUNTER));
+        e.u32(fall_counter.unwrap_or(NO_COUNTER));
+        e.u32(0);
+        e.u64(a);
+        e.u64(c);
+        e
+    }
+
+    /// A piece's head, `insns` instructions to follow.
+    pub fn piece(&mut self, counter: u32, kind: PieceKind, insns: usize) {
+        self.u32(counter);
+        self.u32(kind.code());
+        self.u32(insns as u32);
+        self.u32(0);
+    }
+
+    /// An instruction and its (counter-file slot, increment) pairs.
+    pub fn insn(&mut self, pc: u64, items: impl IntoIterator<Item = (u32, u32)>) {
+        self.u64(pc);
+        let count_at = self.b.len();
+        self.u32(0);
+        self.u32(0);
+        let mut n = 0u32;
+        for (slot, inc) in items {
+            self.u32(slot);
+            self.u32(inc);
+            n += 1;
+        }
+        self.b[count_at..count_at + 4].copy_from_slice(&n.to_le_bytes());
+    }
+
+    fn u32(&mut self, v: u32) {
+        self.b.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.b.extend_from_slice(&v.to_le_bytes());
     }
 }
 
@@ -413,6 +465,30 @@ impl CodeWriter {
             self.buf.clear();
         }
         Ok(())
+    }
+
+    /// A block record to encode through the buffer ([`BlockBytes`]), as
+    /// [`CodeWriter::push`] would write it.
+    pub fn push_block(
+        &mut self,
+        start: u64,
+        end: End,
+        taken_counter: Option<u32>,
+        fall_counter: Option<u32>,
+        pieces: usize,
+    ) -> std::io::Result<BlockBytes<'_>> {
+        if self.buf.len() >= CHUNK {
+            self.file.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(BlockBytes::new(
+            &mut self.buf,
+            start,
+            end,
+            taken_counter,
+            fall_counter,
+            pieces,
+        ))
     }
 
     /// Writes what [`CodeWriter::push`] left in the buffer.

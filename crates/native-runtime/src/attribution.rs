@@ -15,9 +15,7 @@
 
 use crate::translator::Translator;
 use flopscope_counter_file::layout::SlotKind;
-use flopscope_counter_file::profile::{
-    self, Block, CodeWriter, Insn, Piece, PieceKind, Record, BANK_STRIDE,
-};
+use flopscope_counter_file::profile::{self, CodeWriter, PieceKind, Record, BANK_STRIDE};
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::path::Path;
@@ -65,11 +63,7 @@ fn write_code<S: BuildHasher>(
             .iter()
             .any(|b| b.get(slot as usize).is_some_and(|c| *c != 0))
     };
-    let items = |d: &[(SlotKind, u64)]| -> Vec<(u32, u32)> {
-        d.iter()
-            .filter_map(|(k, n)| Some((*index.get(k)? as u32, u32::try_from(*n).ok()?)))
-            .collect()
-    };
+    let items = |d| pairs(index, d);
     let mut w = CodeWriter::open(&profile::code_path(path), false)?;
     let texts = crate::codemap::snapshots();
     let n = texts.len().max(1);
@@ -82,6 +76,8 @@ fn write_code<S: BuildHasher>(
             by_snapshot[(*s).min(n - 1)].push(p);
         }
     }
+    // Each block encoded as it is read (no record built: at a compiler's
+    // exit there are 250,000 of them, with an allocation an instruction).
     for (i, blocks) in by_snapshot.iter().enumerate() {
         if let Some(text) = texts.get(i) {
             w.push(&Record::Maps {
@@ -90,60 +86,48 @@ fn write_code<S: BuildHasher>(
             })?;
         }
         for p in blocks {
-            let insns = |n: usize| -> Vec<Insn> {
-                p.insns[..n]
-                    .iter()
-                    .map(|&(pc, first, n)| Insn {
-                        pc,
-                        items: items(&p.items[first as usize..(first + n) as usize]),
-                    })
-                    .collect()
-            };
-            let mut pieces = vec![Piece {
-                counter: p.block_slot,
-                kind: PieceKind::Own,
-                insns: insns(p.insns.len()),
-            }];
-            pieces.extend(p.copies.iter().map(|c| Piece {
-                counter: *c,
-                kind: PieceKind::Copy,
-                insns: Vec::new(),
-            }));
-            pieces.extend(p.dynamic.iter().filter(|s| ran(**s)).map(|s| Piece {
-                counter: *s,
-                kind: PieceKind::Extra,
-                insns: vec![Insn {
-                    pc: t.slots.owners[*s as usize],
-                    items: items(&t.slots.descs[*s as usize].items),
-                }],
-            }));
-            w.push(&Record::Block(Block {
-                start: p.start,
-                end: p.end,
-                taken_counter: None,
-                fall_counter: p.fall_slot,
-                pieces,
-            }))?;
+            let extras = p.dynamic.iter().filter(|s| ran(**s));
+            let pieces = 1 + p.copies.len() + extras.clone().count();
+            let mut e = w.push_block(p.start, p.end, None, p.fall_slot, pieces)?;
+            e.piece(p.block_slot, PieceKind::Own, p.insns.len());
+            for &(pc, first, n) in &p.insns {
+                e.insn(pc, items(&p.items[first as usize..(first + n) as usize]));
+            }
+            for c in &p.copies {
+                e.piece(*c, PieceKind::Copy, 0);
+            }
+            for s in extras {
+                e.piece(*s, PieceKind::Extra, 1);
+                e.insn(
+                    t.slots.owners[*s as usize],
+                    items(&t.slots.descs[*s as usize].items),
+                );
+            }
             // Executions of the first n instructions only: a block of its
             // own at the same address, ending where the handler left it.
             for &(n, slot) in p.partial.iter().filter(|(_, s)| ran(*s)) {
-                w.push(&Record::Block(Block {
-                    start: p.start,
-                    end: profile::End::Fall {
-                        next: p.insns[n as usize].0,
-                    },
-                    taken_counter: None,
-                    fall_counter: None,
-                    pieces: vec![Piece {
-                        counter: slot,
-                        kind: PieceKind::Own,
-                        insns: insns(n as usize),
-                    }],
-                }))?;
+                let end = profile::End::Fall {
+                    next: p.insns[n as usize].0,
+                };
+                let mut e = w.push_block(p.start, end, None, None, 1)?;
+                e.piece(slot, PieceKind::Own, n as usize);
+                for &(pc, first, k) in &p.insns[..n as usize] {
+                    e.insn(pc, items(&p.items[first as usize..(first + k) as usize]));
+                }
             }
         }
     }
     w.finish()
+}
+
+/// The code table's (counter-file slot, increment) pairs of static items;
+/// kinds the counter file lacks counted nothing.
+fn pairs<'a, S: BuildHasher>(
+    index: &'a HashMap<SlotKind, usize, S>,
+    d: &'a [(SlotKind, u64)],
+) -> impl Iterator<Item = (u32, u32)> + 'a {
+    d.iter()
+        .filter_map(|(k, n)| Some((*index.get(k)? as u32, u32::try_from(*n).ok()?)))
 }
 
 fn write_banks(path: &Path, banks: &[&[u64]]) -> std::io::Result<()> {
