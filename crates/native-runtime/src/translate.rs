@@ -1312,21 +1312,25 @@ mod tests {
         assert!(!flags_dead_at(writable.as_mut_ptr() as u64));
     }
 
+    /// The instructions of `code`, one encoding each, classified.
+    fn block(code: &[&[u8]]) -> Vec<(Instruction, InsnInfo)> {
+        let mut c = Classifier::new();
+        code.iter()
+            .map(|b| {
+                let i = one(b);
+                let info = c.classify(&i);
+                (i, info)
+            })
+            .collect()
+    }
+
     #[test]
     fn flags_are_dead_before_an_instruction_that_writes_them_all() {
-        let mut c = Classifier::new();
-        let block: Vec<(Instruction, InsnInfo)> = [
-            &[0x48, 0x8b, 0x07][..],   // mov rax, [rdi]
+        let block = block(&[
+            &[0x48, 0x8b, 0x07],       // mov rax, [rdi]
             &[0x48, 0x83, 0xf8, 0x05], // cmp rax, 5
             &[0x75, 0x10],             // jne
-        ]
-        .iter()
-        .map(|b| {
-            let i = one(b);
-            let info = c.classify(&i);
-            (i, info)
-        })
-        .collect();
+        ]);
         let live = flags_live_before(&block, ARITH_FLAGS);
         // Live at the end (conservative), so before jne; cmp writes all six
         // without reading any: dead before cmp and before the mov.
@@ -1337,19 +1341,11 @@ mod tests {
 
     #[test]
     fn a_shift_by_cl_does_not_end_the_flags_life() {
-        let mut c = Classifier::new();
-        let block: Vec<(Instruction, InsnInfo)> = [
-            &[0x48, 0x85, 0xc0][..], // test rax, rax
-            &[0xd3, 0xe3],           // shl ebx, cl: cl = 0 leaves ZF from test
-            &[0x74, 0x10],           // je
-        ]
-        .iter()
-        .map(|b| {
-            let i = one(b);
-            let info = c.classify(&i);
-            (i, info)
-        })
-        .collect();
+        let block = block(&[
+            &[0x48, 0x85, 0xc0], // test rax, rax
+            &[0xd3, 0xe3],       // shl ebx, cl: cl = 0 leaves ZF from test
+            &[0x74, 0x10],       // je
+        ]);
         let live = flags_live_before(&block, 0);
         assert_ne!(live[2] & RflagsBits::ZF, 0, "je reads ZF");
         assert_ne!(live[1] & RflagsBits::ZF, 0, "the shift may leave it");
