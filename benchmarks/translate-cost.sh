@@ -37,6 +37,7 @@ build . target
 bins=(target/translate-cost-base-build/release/examples/translate_cost target/release/examples/translate_cost)
 names=("baseline $rev" "working tree $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo +changes)")
 syms=$(mktemp)
+trap 'rm -f "$syms"; if [ -n "${out:-}" ] && [ ! -s "$out" ]; then rm -f "$out"; fi' EXIT
 nm -D --defined-only "$(ldd "${bins[1]}" | awk '/libc.so/ {print $3}')" | awk '{print $3}' >"$syms"
 mkdir -p benchmarks/results
 out=benchmarks/results/translate-cost-$(date +%Y%m%d-%H%M%S).txt
@@ -60,4 +61,3 @@ for b, n in zip(bins, names):
     f, o = sorted(runs[b][0]), sorted(runs[b][1])
     print(f"{n:<34} {f[0]:.3f} {f[len(f) // 2]:.3f}          {o[0]} {o[len(o) // 2]}")
 PY
-rm -f "$syms"

@@ -90,8 +90,8 @@ fn write_code<S: BuildHasher>(
             let pieces = 1 + p.copies.len() + extras.clone().count();
             let mut e = w.push_block(p.start, p.end, None, p.fall_slot, pieces)?;
             e.piece(p.block_slot, PieceKind::Own, p.insns.len());
-            for &(pc, first, n) in &p.insns {
-                e.insn(pc, items(&p.items[first as usize..(first + n) as usize]));
+            for &(pc, first, k) in &p.insns {
+                e.insn(pc, items(&p.items[first as usize..(first + k) as usize]));
             }
             for c in &p.copies {
                 e.piece(*c, PieceKind::Copy, 0);
