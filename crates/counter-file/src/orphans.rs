@@ -57,6 +57,9 @@ pub struct Orphans {
 
 /// Waits until flopscope has no child process left (the program's main
 /// process reaped already), stopping those still running after `linger`.
+/// Every child of this process counts, whoever started it: flopscope runs
+/// one program a process. (Tests that make several runs in one process
+/// take turns: a run would reap another's children.)
 pub fn wait_all(linger: Duration) -> Orphans {
     let mut term_at = Instant::now() + linger;
     let mut ended = Vec::new();

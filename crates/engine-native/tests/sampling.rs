@@ -16,6 +16,16 @@ use std::sync::OnceLock;
 /// it (crates/flopscope/build.rs: release, `preload` feature, panic=abort,
 /// the C compiler's static unwinder linked in when it has one), in a target
 /// directory of its own so that it never waits on the outer build's lock.
+/// Held by every test here: after its program ends, a run waits for every
+/// child this process has and reaps it (`orphans::wait_all`: flopscope
+/// counts one program a process and waits for whatever it left running).
+/// Tests sharing this process take turns, or one run would reap another
+/// test's child (its compiler, its program) from under it.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn runtime_lib() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
@@ -190,6 +200,7 @@ fn engine_share(p: &ProcessSamples) -> f64 {
 /// Bernoulli draw of heavy-or-light; the kernel's tick sets how many came).
 #[test]
 fn time_follows_the_work_in_the_counted_run() {
+    let _turn = one_at_a_time();
     let s = Scratch::new();
     let exe = s.compile("two");
     let r = s.count(&exe, &["60000000"]);
@@ -256,6 +267,7 @@ fn time_follows_the_work_in_the_counted_run() {
 /// Two threads in two functions: both sampled, each timer armed.
 #[test]
 fn threads_are_sampled() {
+    let _turn = one_at_a_time();
     let s = Scratch::new();
     let exe = s.compile("threads");
     let r = s.count(&exe, &["80000000"]);
@@ -297,6 +309,7 @@ fn threads_are_sampled() {
 /// stale samples' siginfo on the stack swallowed the program's signals.)
 #[test]
 fn the_programs_own_sigprof_handler_gets_its_signals_and_sampling_goes_on() {
+    let _turn = one_at_a_time();
     let s = Scratch::new();
     let exe = s.compile("own_sigprof");
     let r = s.count(&exe, &["30000000"]);
@@ -316,6 +329,7 @@ fn the_programs_own_sigprof_handler_gets_its_signals_and_sampling_goes_on() {
 /// function.
 #[test]
 fn forked_children_are_sampled_apart() {
+    let _turn = one_at_a_time();
     let s = Scratch::new();
     let exe = s.compile("fork");
     let r = s.count(&exe, &["60000000"]);

@@ -1,5 +1,17 @@
 use flopscope_engine_perf::{event_set_named, CounterValues, EventSet, Reading};
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+/// Held by every test that starts a process. After its program ends, a run
+/// waits for every child this process has and reaps it
+/// (`orphans::wait_all`: flopscope counts one program a process and waits
+/// for whatever it left running). Tests sharing this process take turns,
+/// or one run would reap another test's child from under it (seen: a run's
+/// own `waitpid` failed with ECHILD).
+pub fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

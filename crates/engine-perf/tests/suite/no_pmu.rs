@@ -44,6 +44,7 @@ fn check_pmu_tells_what_this_machine_has() {
 
 #[test]
 fn counting_a_program_without_a_pmu_fails_with_the_cause() {
+    let _turn = crate::common::one_at_a_time();
     let cpu = detect_cpu();
     let Ok(set) = event_set_for(&cpu) else {
         eprintln!("no event set for {cpu}: nothing to run");

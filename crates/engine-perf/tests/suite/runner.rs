@@ -41,6 +41,7 @@ fn task_ns(script: &str) -> (u64, ExitStatus, f64) {
 
 #[test]
 fn the_program_runs_and_its_exit_code_comes_back() {
+    let _turn = crate::common::one_at_a_time();
     let (ns, status, wall) = task_ns("exit 3");
     assert_eq!(status, ExitStatus::Code(3));
     assert!(ns > 0 && wall > 0.0);
@@ -48,12 +49,14 @@ fn the_program_runs_and_its_exit_code_comes_back() {
 
 #[test]
 fn a_signal_death_is_reported_by_name() {
+    let _turn = crate::common::one_at_a_time();
     let (_, status, _) = task_ns("kill -9 $$");
     assert_eq!(status, ExitStatus::Signal("SIGKILL".into()));
 }
 
 #[test]
 fn children_and_their_work_are_counted() {
+    let _turn = crate::common::one_at_a_time();
     // A busy child process: its CPU time is inherited into the counter on `sh`.
     let busy = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
     let (alone, _, _) = task_ns("true");
@@ -66,6 +69,7 @@ fn children_and_their_work_are_counted() {
 
 #[test]
 fn a_missing_program_is_a_spawn_error() {
+    let _turn = crate::common::one_at_a_time();
     let e = run_plan(
         &["/nonexistent/flopscope-test-program".into()],
         &task_clock(),
@@ -83,6 +87,7 @@ fn a_missing_program_is_a_spawn_error() {
 
 #[test]
 fn an_event_the_kernel_refuses_fails_cleanly() {
+    let _turn = crate::common::one_at_a_time();
     let mut plan = task_clock();
     plan.opens[0].type_ = 4; // PERF_TYPE_RAW: no such PMU on a VM without counters
     plan.opens[0].raw.config = 0x10c7;
@@ -99,6 +104,7 @@ fn an_event_the_kernel_refuses_fails_cleanly() {
 /// environment is kept.
 #[test]
 fn the_program_gets_the_marker_events_in_its_environment() {
+    let _turn = crate::common::one_at_a_time();
     use flopscope_engine_perf::regions::{marker_events, EVENTS_VAR};
     let plan = task_clock();
     let events = marker_events(&plan);

@@ -59,6 +59,7 @@ fn check_shares(rows: &[FunctionRow], min: u64) -> u64 {
 
 #[test]
 fn two_functions_of_cpu_time_3_to_1_get_3_4_and_1_4_of_the_samples() {
+    let _turn = crate::common::one_at_a_time();
     let exe = program();
     // 0.3 s of CPU; a sample every 200 us: some 1500 samples.
     let cmd = vec![exe.display().to_string(), "20".into(), "2000000".into()];
@@ -107,6 +108,7 @@ fn two_functions_of_cpu_time_3_to_1_get_3_4_and_1_4_of_the_samples() {
 /// (through `sh`) in its own: both are placed, with the CPU clock this time.
 #[test]
 fn forked_and_execd_processes_are_sampled_in_their_own_mappings() {
+    let _turn = crate::common::one_at_a_time();
     let exe = program();
     let script = format!("{} 10 2000000 fork; true", exe.display());
     let cmd = vec!["sh".to_string(), "-c".into(), script];
