@@ -63,7 +63,15 @@ fn write_code<S: BuildHasher>(
             .iter()
             .any(|b| b.get(slot as usize).is_some_and(|c| *c != 0))
     };
-    let items = |d| pairs(index, d);
+    // The first `n` instructions of `p`, each with its static items.
+    let insns = |e: &mut profile::BlockBytes, p: &crate::translate::BlockProfile, n: usize| {
+        for &(pc, first, k) in &p.insns[..n] {
+            e.insn(
+                pc,
+                pairs(index, &p.items[first as usize..(first + k) as usize]),
+            );
+        }
+    };
     let mut w = CodeWriter::open(&profile::code_path(path), false)?;
     let texts = crate::codemap::snapshots();
     let n = texts.len().max(1);
@@ -90,9 +98,7 @@ fn write_code<S: BuildHasher>(
             let pieces = 1 + p.copies.len() + extras.clone().count();
             let mut e = w.push_block(p.start, p.end, None, p.fall_slot, pieces)?;
             e.piece(p.block_slot, PieceKind::Own, p.insns.len());
-            for &(pc, first, k) in &p.insns {
-                e.insn(pc, items(&p.items[first as usize..(first + k) as usize]));
-            }
+            insns(&mut e, p, p.insns.len());
             for c in &p.copies {
                 e.piece(*c, PieceKind::Copy, 0);
             }
@@ -100,7 +106,7 @@ fn write_code<S: BuildHasher>(
                 e.piece(*s, PieceKind::Extra, 1);
                 e.insn(
                     t.slots.owners[*s as usize],
-                    items(&t.slots.descs[*s as usize].items),
+                    pairs(index, &t.slots.descs[*s as usize].items),
                 );
             }
             // Executions of the first n instructions only: a block of its
@@ -111,9 +117,7 @@ fn write_code<S: BuildHasher>(
                 };
                 let mut e = w.push_block(p.start, end, None, None, 1)?;
                 e.piece(slot, PieceKind::Own, n as usize);
-                for &(pc, first, k) in &p.insns[..n as usize] {
-                    e.insn(pc, items(&p.items[first as usize..(first + k) as usize]));
-                }
+                insns(&mut e, p, n as usize);
             }
         }
     }

@@ -190,7 +190,7 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
     // the target is new to the block: one block, one counter, for code laid
     // out in pieces.
     'segment: loop {
-        let Some(map) = crate::codemap::mapping_of(seg) else {
+        let Some((buf, any_writable)) = readable_from(seg, seg + 4096) else {
             if seg == pc {
                 return Err(format!(
                     "the program jumped to {pc:#x}, where no code is mapped"
@@ -198,15 +198,7 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
             }
             return Err(format!("code at {seg:#x} cannot be read"));
         };
-        // On through adjacent readable mappings: pages of code the engine
-        // made read-only split a mapping, and an instruction may cross
-        // from one piece into the next (cut there, it would decode as an
-        // invalid instruction the program does not have).
-        let (end, any_writable) = crate::codemap::readable_until(map, seg + 4096);
         writable |= any_writable;
-        let n = (end - seg) as usize;
-        // SAFETY: [seg, seg+n) lies in one readable mapping of the process.
-        let buf: &[u8] = unsafe { std::slice::from_raw_parts(seg as *const u8, n) };
         let mut d = Decoder::with_ip(64, buf, seg, DecoderOptions::NONE);
         let done = |insns, raws, end, last_kept| {
             Ok(Decoded {
@@ -408,6 +400,20 @@ pub trait Resolver {
     fn literal(&mut self, value: u64) -> Result<u64, String>;
 }
 
+/// The process's memory from `at` to the end of its readable mapping, on
+/// through adjacent readable mappings up to `limit` at least (pages of
+/// code the engine made read-only split a mapping, and an instruction may
+/// cross from one piece into the next: cut there, it would decode as an
+/// invalid instruction the program does not have); and whether any of it
+/// is writable. None where nothing readable is mapped at `at`.
+fn readable_from(at: u64, limit: u64) -> Option<(&'static [u8], bool)> {
+    let map = crate::codemap::mapping_of(at)?;
+    let (end, writable) = crate::codemap::readable_until(map, limit);
+    // SAFETY: [at, end) lies in readable mappings of the process.
+    let buf = unsafe { std::slice::from_raw_parts(at as *const u8, (end - at) as usize) };
+    Some((buf, writable))
+}
+
 /// Instructions [`flags_dead_at`] reads at most.
 const FLAGS_LOOKAHEAD: usize = 16;
 
@@ -421,17 +427,11 @@ const FLAGS_LOOKAHEAD: usize = 16;
 /// (a position thunk) keeps them. Of gcc's cc1, about half the blocks
 /// that end in a call have no flag-writing instruction of their own.
 pub fn flags_dead_at(target: u64) -> bool {
-    let Some(map) = crate::codemap::mapping_of(target) else {
+    let limit = target + (FLAGS_LOOKAHEAD * 15) as u64;
+    let Some((buf, false)) = readable_from(target, limit) else {
         return false;
     };
-    let limit = target + (FLAGS_LOOKAHEAD * 15) as u64;
-    let (end, writable) = crate::codemap::readable_until(map, limit);
-    if writable || map.writable {
-        return false;
-    }
-    let n = (end.min(limit) - target) as usize;
-    // SAFETY: [target, target+n) lies in readable mappings of the process.
-    let buf: &[u8] = unsafe { std::slice::from_raw_parts(target as *const u8, n) };
+    let buf = &buf[..buf.len().min((limit - target) as usize)];
     let mut d = Decoder::with_ip(64, buf, target, DecoderOptions::NONE);
     let mut unwritten = ARITH_FLAGS;
     for _ in 0..FLAGS_LOOKAHEAD {
