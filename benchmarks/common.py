@@ -3,6 +3,7 @@
 
 - `hold_pm_qos()`: a CPU wake-up latency request of 0 for the whole run.
 - `wall(cmd, env)`: wall seconds of one command, its output discarded.
+- `wall_peak(cmd, env)`: the same and the command's peak resident set.
 - `spread(xs)`: (min, median, max); `gm(xs)`: geometric mean.
 - `machine()`: lines of machine metadata for a results header.
 - `header(title, pm_qos_state)`: a results file's first lines (title and
@@ -10,6 +11,7 @@
 """
 import math
 import os
+import sys
 import platform
 import signal
 import statistics
@@ -52,6 +54,40 @@ def wall(cmd, env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout
             p.wait()
         rc = None
     return time.perf_counter() - s, rc
+
+
+# Runs argv[2:] as its child and writes the child's peak resident set (kB)
+# on descriptor argv[1]: a small process of its own, since a child forked from
+# the calling script starts with the script's resident set as its peak
+# (Linux keeps the peak across fork and exec), which after a large report
+# was loaded hid the command's own.
+_PEAK = """import os, sys
+out = int(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    os.close(out)
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+os.write(out, str(usage.ru_maxrss).encode())
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def wall_peak(cmd, env):
+    """(wall seconds, exit status, peak resident MB) of one run of cmd, its
+    output discarded. The peak is ru_maxrss of wait4 in a small helper
+    process: the largest resident set of the command's process and of the
+    descendants it waited for (at least the helper's own, about 10 MB)."""
+    r, w = os.pipe()
+    s = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-c", _PEAK, str(w), *cmd], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(w,))
+    os.close(w)
+    rc = p.wait()
+    elapsed = time.perf_counter() - s
+    with os.fdopen(r) as f:
+        kb = f.read()
+    return elapsed, rc, int(kb) / 1024 if kb else float("nan")
 
 
 def spread(xs):

@@ -17,10 +17,11 @@
 #   and a translation, as a JIT compiler reusing a buffer.
 # Each round runs the program alone, then both builds in turn (which goes
 # first alternates) with and without attribution; per cell the counted run
-# (the report's engine_time_s) and the whole `flopscope count` command, min
-# and median over the rounds, new/base ratios of the minimums and of the
-# medians (below 1: the tree is faster), and each build's counted run over
-# the program alone (minimums).
+# (the report's engine_time_s), the whole `flopscope count` command and its
+# peak resident set (the largest of its processes'), min and median over
+# the rounds, new/base ratios of the minimums and of the medians (below 1:
+# the tree is faster or smaller), and each build's figure over the program
+# alone (minimums).
 #
 # The baseline is exported with `git archive` (no worktree is added) and
 # built in release under $CARGO_TARGET_DIR/native-ab/, kept between runs;
@@ -64,7 +65,7 @@ python3 - "$reps" "$base_fs" "$target/release/flopscope" "$work" \
 import json, os, sys, time
 sys.dont_write_bytecode = True
 sys.path.insert(0, "benchmarks")
-from common import header, hold_pm_qos, spread, wall
+from common import header, hold_pm_qos, spread, wall_peak
 
 reps, base, new, work, base_rev, rev, args = int(sys.argv[1]), *sys.argv[2:8]
 py = "/usr/bin/python3"
@@ -87,14 +88,14 @@ BUILDS = [("base", base), ("new", new)]
 report = f"{work}/report.json"
 
 def run(fs, flags, cmd):
-    """(whole command's wall seconds, the counted run's engine_time_s)."""
+    """(whole command's wall seconds, the counted run's engine_time_s, peak MB)."""
     if os.path.exists(report):
         os.remove(report)
-    w, rc = wall([fs, "count", "--engine", "native", *flags, "-o", report, "--", *cmd], dict(os.environ))
+    w, rc, peak = wall_peak([fs, "count", "--engine", "native", *flags, "-o", report, "--", *cmd], dict(os.environ))
     r = json.load(open(report))
     if rc != 0 or not r["complete"] or r["warnings"]:
         sys.exit(f"{fs} on {cmd[0]}: exit {rc}, complete {r['complete']}, warnings {r['warnings']}")
-    return w, r["engine_time_s"]
+    return w, r["engine_time_s"], peak
 
 pm_qos, pm_qos_state = hold_pm_qos()
 for line in header("flopscope native engine A/B", pm_qos_state):
@@ -103,26 +104,33 @@ print(f"# base: flopscope {base_rev}; new: flopscope {rev}; both cargo build --r
 print(f"# {reps} rounds; each round runs every program alone, then every mode under both builds in turn, which")
 print("# build goes first alternating; seconds min / median. counted: the report's engine_time_s; whole: the")
 print("# command's wall time. Ratios new/base of the minimums (of the medians in parentheses); base/alone and")
-print("# new/alone: minimum over the program's minimum alone.")
+print("# new/alone: minimum over the program's minimum alone. peak MB: the largest resident set among the")
+print("# command's processes (ru_maxrss of wait4; with attribution, often flopscope's own, after the run).")
 print(f"# Command: benchmarks/native-ab.sh {args}\n")
 t = {}
 alone = {}
 for r in range(reps):
     for name, cmd in PROGRAMS:
-        alone.setdefault(name, []).append(wall(cmd, dict(os.environ))[0])
+        w, _, peak = wall_peak(cmd, dict(os.environ))
+        alone.setdefault(name, {"wall": [], "peak MB": []})
+        alone[name]["wall"].append(w)
+        alone[name]["peak MB"].append(peak)
         for mode, flags in MODES:
             for b, fs in (BUILDS if r % 2 == 0 else BUILDS[::-1]):
-                w, c = run(fs, flags, cmd)
-                t.setdefault((name, mode, b), {"whole": [], "counted": []})
+                w, c, peak = run(fs, flags, cmd)
+                t.setdefault((name, mode, b), {"whole": [], "counted": [], "peak MB": []})
                 t[(name, mode, b)]["whole"].append(w)
                 t[(name, mode, b)]["counted"].append(c)
+                t[(name, mode, b)]["peak MB"].append(peak)
 print(f"{'program':<26} {'mode':<17} {'figure':<8} {'base min/median':<16} {'new min/median':<16} "
       f"{'new/base':<16} {'base/alone':<11} new/alone")
 for name, _ in PROGRAMS:
-    a = spread(alone[name])
-    print(f"{name:<26} {'alone':<17} {'wall':<8} {'':<16} {a[0]:6.3f} {a[1]:6.3f}")
+    for fig in ("wall", "peak MB"):
+        a = spread(alone[name][fig])
+        print(f"{name:<26} {'alone':<17} {fig:<8} {'':<16} {a[0]:6.3f} {a[1]:6.3f}")
     for mode, _ in MODES:
-        for fig in ("counted", "whole"):
+        for fig in ("counted", "whole", "peak MB"):
+            a = spread(alone[name]["peak MB" if fig == "peak MB" else "wall"])
             b, n = spread(t[(name, mode, "base")][fig]), spread(t[(name, mode, "new")][fig])
             print(f"{name:<26} {mode:<17} {fig:<8} {b[0]:6.3f} {b[1]:6.3f}    {n[0]:6.3f} {n[1]:6.3f}    "
                   f"{n[0] / b[0]:.3f} ({n[1] / b[1]:.3f})   {b[0] / a[0]:<11.3f} {n[0] / a[0]:.3f}")
