@@ -24,6 +24,26 @@ fn a_forked_child_and_its_parent_are_both_counted() {
 }
 
 #[test]
+fn a_fork_while_another_thread_translates_leaves_the_child_no_lock_held() {
+    // The child of a fork has only the forking thread: a lock of the
+    // engine another thread held then (translating the code it rewrites
+    // over and over) stayed held in the child, which hung or failed (the
+    // native engine, before its forks took every lock first).
+    // QEMU's forks of a process rewriting code take long: fewer there.
+    let exe = build(
+        "processes/fork_busy.c",
+        &["-O2", "-pthread", "-fno-math-errno"],
+    );
+    let m = 1000u64;
+    for (engine, k) in [("native", 200u64), ("emulate", 20)] {
+        let r = count_ok_with(engine, &exe, &[k.to_string(), m.to_string()], &[]);
+        assert_eq!(r.flop("total"), 2 * k * m, "{engine}: {}", r.summary());
+        assert_eq!(r.flop_by_op()["sqrt"], k * m, "{engine}");
+        assert_eq!(r.child_flop(), vec![2 * m; k as usize], "{engine}");
+    }
+}
+
+#[test]
 fn a_script_s_programs_are_followed_through_exec() {
     let scale = build("processes/scale.c", &["-O2"]);
     let script = kernel_dir().join("processes/run_two.sh");

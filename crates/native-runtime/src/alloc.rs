@@ -44,6 +44,22 @@ fn unlock() {
     LOCK.store(false, Ordering::Release);
 }
 
+/// The allocator's lock, held until dropped (a fork's, see `fork`).
+pub(crate) struct Held(());
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        unlock();
+    }
+}
+
+/// The allocator's lock held, if free now.
+pub(crate) fn hold() -> Option<Held> {
+    LOCK.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+        .then_some(Held(()))
+}
+
 /// The class of a block of `size` bytes aligned to `align` (both at most
 /// LARGEST), and its size.
 fn class_of(size: usize, align: usize) -> (usize, usize) {

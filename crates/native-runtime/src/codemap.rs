@@ -168,6 +168,12 @@ fn prot_of(v: &View) -> i32 {
 /// of each block after the mappings in force when it was translated).
 static TEXTS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
+/// The mappings' locks held, if free now (a fork's, see `fork`).
+pub(crate) fn hold() -> Option<impl Sized> {
+    use crate::fork::try_guard;
+    Some((try_guard(&MAPS)?, try_guard(&VIEWS)?, try_guard(&TEXTS)?))
+}
+
 /// The number of mappings snapshots read so far.
 pub fn snapshot_count() -> usize {
     TEXTS.lock().unwrap_or_else(|e| e.into_inner()).len()

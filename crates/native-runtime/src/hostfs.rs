@@ -316,6 +316,11 @@ pub fn forked_with_tls(ctx: &mut crate::asm::Context, (flags, tls): (u64, u64)) 
 /// (reusable once the id is gone).
 static RETIRED: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 
+/// The lock held, if free now (a fork's, see `fork`).
+pub(crate) fn hold() -> Option<impl Sized> {
+    crate::fork::try_guard(&RETIRED)
+}
+
 /// The calling thread is exiting: its host block may serve a later thread.
 pub fn retire() {
     let host = gs_word(header::HOST_FS);

@@ -38,6 +38,7 @@ pub mod codemap;
 pub mod cpu;
 pub mod dispatch;
 pub mod emit;
+pub mod fork;
 pub mod header;
 pub mod hostfs;
 pub mod loader;

@@ -381,6 +381,11 @@ static HEAP: Mutex<Heap> = Mutex::new(Heap {
     reserved_end: 0,
 });
 
+/// The lock held, if free now (a fork's, see `fork`).
+pub(crate) fn hold() -> Option<impl Sized> {
+    crate::fork::try_guard(&HEAP)
+}
+
 /// Sets the heap up at `end` (the image's page-aligned end); the range
 /// after it is reserved (for a static PIE, `map` reserved it already).
 fn heap_after(end: u64, reserve: bool) {

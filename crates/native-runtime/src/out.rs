@@ -12,6 +12,11 @@ use std::sync::Mutex;
 static BASE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 static PATH: Mutex<String> = Mutex::new(String::new());
 
+/// The lock held, if free now (a fork's, see `fork`).
+pub(crate) fn hold() -> Option<impl Sized> {
+    crate::fork::try_guard(&PATH)
+}
+
 pub fn view() -> Option<View> {
     let b = BASE.load(Ordering::Acquire);
     // SAFETY: BASE is a FILE_BYTES shared mapping once set.

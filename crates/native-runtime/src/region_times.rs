@@ -32,6 +32,11 @@ struct Region {
 
 static REGIONS: Mutex<BTreeMap<u32, Region>> = Mutex::new(BTreeMap::new());
 
+/// The lock held, if free now (a fork's, see `fork`).
+pub(crate) fn hold() -> Option<impl Sized> {
+    crate::fork::try_guard(&REGIONS)
+}
+
 fn regions() -> std::sync::MutexGuard<'static, BTreeMap<u32, Region>> {
     REGIONS.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -67,6 +67,11 @@ pub fn ssc(kind: u8) {
 
 static TABLES: Mutex<Option<RegionTables>> = Mutex::new(None);
 
+/// The lock held, if free now (a fork's, see `fork`).
+pub(crate) fn hold() -> Option<impl Sized> {
+    crate::fork::try_guard(&TABLES)
+}
+
 /// A named marker of `kind` met by the calling thread.
 pub fn marker(kind: u8, name: &[u8]) {
     let Some(v) = out::view() else { return };

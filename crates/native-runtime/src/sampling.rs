@@ -67,6 +67,11 @@ struct Paths {
 }
 static PATHS: Mutex<Option<Paths>> = Mutex::new(None);
 
+/// The lock held, if free now (a fork's, see `fork`).
+pub(crate) fn hold() -> Option<impl Sized> {
+    crate::fork::try_guard(&PATHS)
+}
+
 /// `sigev_value` of the runtime's timers (the sampler's: "flopscop").
 const COOKIE: usize = 0x666c_6f70_7363_6f70;
 const SI_TIMER: i32 = -2;

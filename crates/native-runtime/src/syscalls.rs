@@ -69,11 +69,13 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
         libc::SYS_clone3 => -(libc::ENOSYS as i64),
         libc::SYS_clone if a[0] & CLONE_VM != 0 && a[1] != 0 => new_thread(ctx, next, a, masked)?,
         libc::SYS_clone | libc::SYS_fork | libc::SYS_vfork => {
-            let r = if nr == libc::SYS_clone {
-                raw(nr, [a[0] & !(CLONE_VM | CLONE_VFORK), 0, a[2], a[3], a[4], 0])
-            } else {
-                raw(libc::SYS_fork, [0; 6])
-            };
+            let r = crate::fork::holding_locks(|| {
+                if nr == libc::SYS_clone {
+                    raw(nr, [a[0] & !(CLONE_VM | CLONE_VFORK), 0, a[2], a[3], a[4], 0])
+                } else {
+                    raw(libc::SYS_fork, [0; 6])
+                }
+            });
             if r == 0 {
                 out::after_fork();
                 sampling::after_fork();

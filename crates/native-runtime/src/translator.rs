@@ -91,6 +91,11 @@ pub fn try_lock() -> Option<MutexGuard<'static, Option<Translator>>> {
     None
 }
 
+/// The lock held, if free now (a fork's, see `fork`).
+pub(crate) fn hold() -> Option<impl Sized> {
+    crate::fork::try_guard(&STATE)
+}
+
 /// The cache address of the block at `pc`, translating it if needed.
 pub fn lookup_or_translate(pc: u64) -> Result<u64, String> {
     let mut g = lock();
