@@ -30,6 +30,7 @@ pub mod merge;
 pub mod render;
 pub mod render_where;
 pub mod report;
+pub mod rows_json;
 pub mod sde_mix;
 pub mod status;
 pub mod times;

@@ -485,14 +485,17 @@ impl Report {
         (p > 0.0).then(|| 100.0 * g / p)
     }
 
-    /// [`Report::to_json`] written to `w` as it is made.
+    /// [`Report::to_json`] written to `w` as it is made: indented, a row of
+    /// `functions`, `loops` and `lines` a line (see `rows_json`).
     pub fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         // The formatter writes a few bytes at a time (indents, keys,
         // numbers): buffered here, in a writer whose type it knows, they
         // reach `w` in large pieces instead of one dynamic call each.
         use std::io::Write;
         let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
-        serde_json::to_writer_pretty(&mut w, self)?;
+        let mut ser =
+            serde_json::Serializer::with_formatter(&mut w, crate::rows_json::RowsFormatter::new());
+        serde::Serialize::serialize(self, &mut ser)?;
         w.write_all(b"\n")?;
         w.flush()
     }
