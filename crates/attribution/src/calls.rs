@@ -38,15 +38,15 @@ pub struct Calls {
 }
 
 impl Calls {
-    pub fn merge(&mut self, o: Calls) {
-        for (k, c) in o.local {
-            self.local.entry(k).or_default().merge(&c);
+    pub fn add(&mut self, o: &Calls) {
+        for (k, c) in &o.local {
+            self.local.entry(k.clone()).or_default().merge(c);
         }
-        for (k, n) in o.edges {
-            *self.edges.entry(k).or_default() += n;
+        for (k, n) in &o.edges {
+            *self.edges.entry(k.clone()).or_default() += n;
         }
-        for (k, n) in o.entries {
-            *self.entries.entry(k).or_default() += n;
+        for (k, n) in &o.entries {
+            *self.entries.entry(k.clone()).or_default() += n;
         }
     }
 

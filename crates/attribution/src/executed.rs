@@ -1,21 +1,37 @@
 //! One process's executed code, read back from the files an engine left:
 //! the counter file (slot kinds, banks), its code table and its per-bank
 //! block counters (`flopscope_counter_file::profile`).
+//!
+//! An instruction's counts are kept as what its slots counted (a kind and
+//! an amount each, in one array for the process), not as a [`Counts`] of
+//! maps each: a compiler's process runs a million distinct instructions,
+//! and the maps cost their allocations, their memory and their copying.
 
 use flopscope_counter_file::layout::SlotKind;
 use flopscope_counter_file::profile::{self, End, PieceKind, Record, DYNAMIC_COUNTERS};
 use flopscope_counter_file::read::{add_slot, CounterFile};
 use flopscope_model::Counts;
 use flopscope_symbols::Mapping;
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
+
+/// What an instruction's executions counted in one slot kind: `amount` of
+/// the process's kind number `kind` ([`Executed::kinds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Item {
+    pub kind: u32,
+    pub amount: u64,
+}
 
 /// An instruction of an executed block, with everything its executions
-/// in that block counted.
-#[derive(Debug, Clone)]
+/// in that block counted: `len` items of [`Executed::items`] from `first`.
+#[derive(Debug, Clone, Copy)]
 pub struct ExecInsn {
     pub pc: u64,
-    pub counts: Counts,
+    pub first: u32,
+    pub len: u32,
 }
 
 /// A translated block that ran.
@@ -42,8 +58,29 @@ pub struct Executed {
     /// The process's executable mappings, each snapshot as recorded.
     pub snapshots: Vec<Vec<Mapping>>,
     pub blocks: Vec<ExecBlock>,
+    /// The slot kinds items count, each once.
+    pub kinds: Arc<Vec<SlotKind>>,
+    /// Every instruction's items, shared by the parts a process is cut
+    /// into (`split`).
+    pub items: Arc<Vec<Item>>,
     /// Attribution data was lost (the engine said so): rows are partial.
     pub lost: bool,
+}
+
+/// Slot kinds numbered as met.
+#[derive(Default)]
+struct Kinds {
+    list: Vec<SlotKind>,
+    ids: FxHashMap<SlotKind, u32>,
+}
+
+impl Kinds {
+    fn id(&mut self, k: SlotKind) -> u32 {
+        *self.ids.entry(k).or_insert_with(|| {
+            self.list.push(k);
+            (self.list.len() - 1) as u32
+        })
+    }
 }
 
 impl Executed {
@@ -70,11 +107,18 @@ impl Executed {
         let banks: Vec<bool> = cf.bank_regions().iter().map(|r| keep(r)).collect();
         let runs = runs(&profile::prof_path(counters), &banks, &records)
             .map_err(|e| format!("{}: {e}", counters.display()))?;
-        let kinds = cf.slot_kinds();
+        let mut kinds = Kinds::default();
+        let slot_kind: Vec<Option<u32>> = cf
+            .slot_kinds()
+            .into_iter()
+            .map(|k| k.map(|k| kinds.id(k)))
+            .collect();
         let mut out = Executed {
             lost: cf.profile_lost(),
             ..Default::default()
         };
+        let mut items = Vec::new();
+        let mut scratch = Vec::new();
         // Dynamic-access instructions are recorded just before the block
         // that holds them (one translation writes both).
         let mut pending: HashMap<u64, u32> = HashMap::new();
@@ -96,10 +140,19 @@ impl Executed {
                     pending.insert(pc, counter);
                 }
                 Record::Block(b) => {
-                    let block = exec_block(&b, &runs, &kinds, &mut pending, out.snapshots.len());
+                    let mark = items.len();
+                    let mut at = Items {
+                        items: &mut items,
+                        scratch: &mut scratch,
+                        slot_kind: &slot_kind,
+                        kinds: &mut kinds,
+                    };
+                    let block = exec_block(&b, &runs, &mut at, &mut pending, out.snapshots.len());
                     pending.clear();
-                    if block.runs > 0 || block.insns.iter().any(|i| !is_empty(&i.counts)) {
+                    if block.runs > 0 || !counts_nothing(&block, &items, &kinds.list) {
                         out.blocks.push(block);
+                    } else {
+                        items.truncate(mark);
                     }
                 }
             }
@@ -107,12 +160,38 @@ impl Executed {
         if out.snapshots.is_empty() {
             out.snapshots.push(Vec::new());
         }
+        out.kinds = Arc::new(kinds.list);
+        out.items = Arc::new(items);
         Ok(Some(out))
+    }
+
+    /// Adds what instruction `i` (of this process) counted into `c`.
+    pub fn add_counts(&self, c: &mut Counts, i: &ExecInsn) {
+        add_items(c, &self.items[i.range()], &self.kinds);
     }
 }
 
-fn is_empty(c: &Counts) -> bool {
-    c.instructions == 0 && c.mem_read.is_empty() && c.mem_write.is_empty() && c.flop.is_empty()
+impl ExecInsn {
+    fn range(&self) -> std::ops::Range<usize> {
+        self.first as usize..(self.first + self.len) as usize
+    }
+}
+
+fn add_items(c: &mut Counts, items: &[Item], kinds: &[SlotKind]) {
+    for it in items {
+        add_slot(c, kinds[it.kind as usize], it.amount);
+    }
+}
+
+/// Whether a block that never ran counted nothing either: it adds no
+/// instructions, accesses or FLOP (as a tally of its instructions would
+/// show; such a block is left out).
+fn counts_nothing(b: &ExecBlock, items: &[Item], kinds: &[SlotKind]) -> bool {
+    b.insns.iter().all(|i| {
+        let mut c = Counts::default();
+        add_items(&mut c, &items[i.range()], kinds);
+        c.instructions == 0 && c.mem_read.is_empty() && c.mem_write.is_empty() && c.flop.is_empty()
+    })
 }
 
 /// Every counter summed over the banks kept (`banks[b]`).
@@ -142,21 +221,25 @@ fn runs(prof: &Path, banks: &[bool], records: &[Record]) -> std::io::Result<Vec<
     Ok(total)
 }
 
+/// Where a block's instructions' items go: the process's array, a scratch
+/// list (an instruction's run-time work comes after the block's other
+/// instructions, its items must end up beside the instruction's own), and
+/// the slot kinds by slot.
+struct Items<'a> {
+    items: &'a mut Vec<Item>,
+    scratch: &'a mut Vec<(u32, Item)>,
+    slot_kind: &'a [Option<u32>],
+    kinds: &'a mut Kinds,
+}
+
 fn exec_block(
     b: &profile::Block,
     runs: &[u64],
-    kinds: &[Option<SlotKind>],
+    at: &mut Items,
     dynamic: &mut HashMap<u64, u32>,
     maps_seen: usize,
 ) -> ExecBlock {
     let run = |c: u32| runs.get(c as usize).copied().unwrap_or(0);
-    let add_items = |counts: &mut Counts, items: &[(u32, u32)], n: u64| {
-        for (slot, inc) in items {
-            if let Some(Some(kind)) = kinds.get(*slot as usize) {
-                add_slot(counts, *kind, u64::from(*inc) * n);
-            }
-        }
-    };
     // The block's executions: its first piece's, and its copies'.
     let copies: u64 = b
         .pieces
@@ -165,7 +248,14 @@ fn exec_block(
         .map(|p| run(p.counter))
         .sum();
     let block_runs = b.pieces.first().map(|p| run(p.counter)).unwrap_or(0) + copies;
-    let mut insns: Vec<ExecInsn> = Vec::new();
+    let listed = b
+        .pieces
+        .iter()
+        .filter(|p| p.kind != PieceKind::Extra)
+        .map(|p| p.insns.len())
+        .sum();
+    let mut insns: Vec<ExecInsn> = Vec::with_capacity(listed);
+    at.scratch.clear();
     for (k, p) in b.pieces.iter().enumerate() {
         let n = match (k, p.kind) {
             (_, PieceKind::Copy) => continue,
@@ -173,15 +263,25 @@ fn exec_block(
             _ => run(p.counter),
         };
         for i in &p.insns {
-            let mut counts = Counts::default();
-            add_items(&mut counts, &i.items, n);
             // Run-time work adds to its instruction's counts: the block's
             // instructions stay listed once each, in address order.
             let own = (p.kind == PieceKind::Extra)
-                .then(|| insns.iter_mut().find(|x| x.pc == i.pc))
+                .then(|| insns.iter().position(|x| x.pc == i.pc))
                 .flatten();
-            if let Some(own) = own {
-                own.counts.merge(&counts);
+            let index = own.unwrap_or(insns.len()) as u32;
+            for &(slot, inc) in &i.items {
+                if let Some(Some(kind)) = at.slot_kind.get(slot as usize) {
+                    let amount = u64::from(inc) * n;
+                    at.scratch.push((
+                        index,
+                        Item {
+                            kind: *kind,
+                            amount,
+                        },
+                    ));
+                }
+            }
+            if own.is_some() {
                 continue;
             }
             if let Some(first) = dynamic.remove(&i.pc) {
@@ -191,16 +291,38 @@ fn exec_block(
                         continue;
                     }
                     let size = 1u32 << (k % 5);
-                    let map = if k < 5 {
-                        &mut counts.mem_read
+                    let kind = if k < 5 {
+                        SlotKind::MemRead { size }
                     } else {
-                        &mut counts.mem_write
+                        SlotKind::MemWrite { size }
                     };
-                    *map.entry(size).or_default() += accesses;
+                    let kind = at.kinds.id(kind);
+                    at.scratch.push((
+                        index,
+                        Item {
+                            kind,
+                            amount: accesses,
+                        },
+                    ));
                 }
             }
-            insns.push(ExecInsn { pc: i.pc, counts });
+            insns.push(ExecInsn {
+                pc: i.pc,
+                first: 0,
+                len: 0,
+            });
         }
+    }
+    // Each instruction's items together, in the order they were met.
+    at.scratch.sort_by_key(|&(i, _)| i);
+    let mut from = 0;
+    for (index, insn) in insns.iter_mut().enumerate() {
+        let to = from + at.scratch[from..].partition_point(|&(i, _)| i as usize == index);
+        insn.first = u32::try_from(at.items.len()).expect("fewer than 2^32 items a process");
+        insn.len = (to - from) as u32;
+        at.items
+            .extend(at.scratch[from..to].iter().map(|&(_, it)| it));
+        from = to;
     }
     let taken = match (b.taken_counter, b.fall_counter) {
         (Some(t), _) => run(t),
@@ -215,5 +337,80 @@ fn exec_block(
         taken,
         cut: false,
         insns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flopscope_counter_file::profile::{Block, Insn, Piece};
+    use flopscope_model::vocab::{FlopOp, Precision};
+
+    #[test]
+    fn run_time_work_and_copies_count_with_their_instructions() {
+        let insn = |pc, items: &[(u32, u32)]| Insn {
+            pc,
+            items: items.to_vec(),
+        };
+        let piece = |counter, kind, insns| Piece {
+            counter,
+            kind,
+            insns,
+        };
+        // Two instructions run by counter 0 and its copy (counter 2); the
+        // second's run-time work (4 FLOP a unit) counted by counter 1.
+        let block = Block {
+            start: 0x1000,
+            end: End::Other,
+            taken_counter: None,
+            fall_counter: None,
+            pieces: vec![
+                piece(
+                    0,
+                    PieceKind::Own,
+                    vec![insn(0x1000, &[(0, 1)]), insn(0x1004, &[(0, 1), (1, 1)])],
+                ),
+                piece(1, PieceKind::Extra, vec![insn(0x1004, &[(2, 4)])]),
+                piece(2, PieceKind::Copy, Vec::new()),
+            ],
+        };
+        let mut kinds = Kinds::default();
+        let add = SlotKind::Flop {
+            precision: Precision::Fp64,
+            op: FlopOp::Add,
+        };
+        let slot_kind =
+            [SlotKind::Instructions, SlotKind::MemRead { size: 8 }, add].map(|k| Some(kinds.id(k)));
+        let (mut items, mut scratch) = (Vec::new(), Vec::new());
+        let mut at = Items {
+            items: &mut items,
+            scratch: &mut scratch,
+            slot_kind: &slot_kind,
+            kinds: &mut kinds,
+        };
+        let b = exec_block(&block, &[10, 3, 5], &mut at, &mut HashMap::new(), 1);
+        assert_eq!(b.runs, 15);
+        let ex = Executed {
+            blocks: vec![b],
+            kinds: Arc::new(kinds.list),
+            items: Arc::new(items),
+            ..Default::default()
+        };
+        let insns = &ex.blocks[0].insns;
+        assert_eq!(
+            insns.iter().map(|i| i.pc).collect::<Vec<_>>(),
+            [0x1000, 0x1004]
+        );
+        let counts = |i: &ExecInsn| {
+            let mut c = Counts::default();
+            ex.add_counts(&mut c, i);
+            c
+        };
+        let (first, second) = (counts(&insns[0]), counts(&insns[1]));
+        assert_eq!(first.instructions, 15);
+        assert!(first.mem_read.is_empty() && first.flop.is_empty());
+        assert_eq!(second.instructions, 15);
+        assert_eq!(second.mem_read[&8], 15);
+        assert_eq!(second.flop[&(Precision::Fp64, FlopOp::Add)], 12);
     }
 }

@@ -60,7 +60,6 @@ use std::path::Path;
 /// that could not be read or was lost).
 pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -> Vec<String> {
     let mut warnings = Vec::new();
-    let mut job = Attribution::default();
     let sampled = samples.map(tally::sampled);
     // One process may have left several files (a fork's, then the
     // program's it exec'd): grouped as `report_of_run` lists processes, the
@@ -68,7 +67,7 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
     // (filled once, below).
     let processes = process_paths(counters);
     let mut each = parallel::attribute_all(&processes, sampled.as_ref()).into_iter();
-    let mut processes = processes.iter().map(|paths| {
+    let mut own = processes.iter().map(|paths| {
         let mut own: Option<Attribution> = None;
         for _ in paths {
             let (a, w) = each.next().expect("one result a file");
@@ -79,16 +78,33 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
         }
         own
     });
-    if let Some(main) = processes.next().flatten() {
-        job.merge(main);
-    }
-    for (own, child) in processes.zip(report.processes.iter_mut()) {
-        if let Some(own) = own {
-            own.fill(child, None);
-            job.merge(own);
+    let main = own.next().flatten();
+    let children: Vec<Option<Attribution>> = own.take(report.processes.len()).collect();
+    // Each child's rows are made while the job's are (a compiler's cc1 is
+    // most of both).
+    let (child_rows, job_rows) = std::thread::scope(|s| {
+        let child_rows = s.spawn(|| {
+            children
+                .iter()
+                .map(|a| a.as_ref().map(|a| a.rows(None)))
+                .collect::<Vec<_>>()
+        });
+        let mut job = main.unwrap_or_default();
+        for a in children.iter().flatten() {
+            job.add(a);
+        }
+        // On a thread of its own, as the attribution was: the memory its
+        // threads freed is reused, not asked of the system (and zeroed) again.
+        let job_rows = s.spawn(move || job.rows(samples));
+        let job_rows = job_rows.join().expect("no panic making rows");
+        (child_rows.join().expect("no panic making rows"), job_rows)
+    });
+    for (rows, child) in child_rows.into_iter().zip(report.processes.iter_mut()) {
+        if let Some(rows) = rows {
+            rows.put(child);
         }
     }
-    job.fill(report, samples);
+    job_rows.put(report);
     warnings
 }
 /// Fills each region of `report` with its own `functions`, `loops` and

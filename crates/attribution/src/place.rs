@@ -23,9 +23,10 @@ pub fn id(n: &Name) -> usize {
 /// The module name of code outside every file mapping.
 pub const ANONYMOUS: &str = "[anonymous]";
 
-/// The source position of an instruction, and the functions around it.
+/// The source position of instructions, and the functions around them:
+/// what neighbouring addresses share (see [`Place`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Place {
+pub struct Site {
     pub module: Name,
     /// The function the code belongs to in the source: the innermost
     /// inlined function, else the symbol.
@@ -41,16 +42,39 @@ pub struct Place {
     pub symbol_start: u64,
     pub file: Option<Name>,
     pub line: Option<u32>,
+}
+
+/// Where an instruction is: its [`Site`] (shared with the addresses around
+/// it: a site is kept once for them, not copied for each of a process's
+/// million addresses) and its own offset.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    pub site: &'a Site,
     /// Where the instruction is in its module's file (its address for code
     /// outside every file): the same in every run, whatever the load
     /// address, so samples of another run find it.
     pub offset: u64,
 }
 
-impl Place {
+impl std::ops::Deref for Place<'_> {
+    type Target = Site;
+    fn deref(&self) -> &Site {
+        self.site
+    }
+}
+
+impl Place<'_> {
     /// Whether `o` is at the same source position in the same functions
     /// (only the address differs): both from one [`Places`].
-    pub fn same_site(&self, o: &Place) -> bool {
+    pub fn same_site(&self, o: Place) -> bool {
+        std::ptr::eq(self.site, o.site) || self.site.same(o.site)
+    }
+}
+
+impl Site {
+    /// Whether `o` is the same source position in the same functions: both
+    /// from one [`Places`].
+    fn same(&self, o: &Site) -> bool {
         let opt = |a: &Option<Name>, b: &Option<Name>| match (a, b) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             (None, None) => true,
@@ -72,7 +96,9 @@ pub struct Places<'a> {
     snapshots: &'a [Vec<Mapping>],
     /// Shared by the processes of a job: each module is loaded once.
     symbolizer: &'a mut Symbolizer,
-    places: Vec<Place>,
+    sites: Vec<Site>,
+    /// Each address looked up: its site (in `sites`) and offset.
+    places: Vec<(u32, u64)>,
     cache: FxHashMap<(usize, u64), u32>,
     names: HashMap<String, Name>,
     /// The names the last place used: neighbouring addresses mostly have
@@ -95,8 +121,8 @@ struct Span {
     /// The addresses, `from..until`, all in one mapping.
     from: u64,
     until: u64,
-    /// The place of `from`, by number.
-    place: u32,
+    /// The site of `from`, by number.
+    site: u32,
     /// The mapping's start and file offset (0 and 0 outside every file,
     /// where the offset is the address).
     map_start: u64,
@@ -115,6 +141,7 @@ impl<'a> Places<'a> {
         Places {
             snapshots,
             symbolizer,
+            sites: Vec::new(),
             places: Vec::with_capacity(addresses),
             cache: FxHashMap::with_capacity_and_hasher(addresses, Default::default()),
             names: HashMap::new(),
@@ -143,9 +170,9 @@ impl<'a> Places<'a> {
     }
 
     /// The place of `pc` under the mappings of `snapshot`.
-    pub fn of(&mut self, snapshot: usize, pc: u64) -> &Place {
+    pub fn of(&mut self, snapshot: usize, pc: u64) -> Place<'_> {
         let i = self.index(snapshot, pc);
-        &self.places[i as usize]
+        self.get(i)
     }
 
     /// The number of the place of `pc` under the mappings of `snapshot`
@@ -158,18 +185,19 @@ impl<'a> Places<'a> {
         let i = u32::try_from(self.places.len()).expect("fewer than 2^32 executed addresses");
         match &self.span {
             Some(s) if s.snapshot == snapshot && (s.from..s.until).contains(&pc) => {
-                let mut place = self.places[s.place as usize].clone();
-                place.offset = pc - s.map_start + s.file_offset;
-                self.places.push(place);
+                let offset = pc - s.map_start + s.file_offset;
+                self.places.push((s.site, offset));
             }
             _ => {
-                let (place, span) = self.look_up(snapshot, pc);
-                self.places.push(place);
+                let (site, offset, span) = self.look_up(snapshot, pc);
+                let at = u32::try_from(self.sites.len()).expect("fewer than 2^32 sites");
+                self.sites.push(site);
+                self.places.push((at, offset));
                 self.span = span.map(|(until, map_start, file_offset)| Span {
                     snapshot,
                     from: pc,
                     until,
-                    place: i,
+                    site: at,
                     map_start,
                     file_offset,
                 });
@@ -180,8 +208,12 @@ impl<'a> Places<'a> {
     }
 
     /// The place numbered `i` by [`Places::index`].
-    pub fn get(&self, i: u32) -> &Place {
-        &self.places[i as usize]
+    pub fn get(&self, i: u32) -> Place<'_> {
+        let (site, offset) = self.places[i as usize];
+        Place {
+            site: &self.sites[site as usize],
+            offset,
+        }
     }
 
     /// The mapping holding `pc` in `snapshot`, by index.
@@ -201,7 +233,7 @@ impl<'a> Places<'a> {
     /// addresses mostly share their chain, and `same_site` compares chains
     /// by address.
     fn shared_chain(&self, chain: Vec<Name>) -> Arc<[Name]> {
-        match self.places.last() {
+        match self.sites.last() {
             Some(prev)
                 if prev.chain.len() == chain.len()
                     && prev
@@ -216,9 +248,9 @@ impl<'a> Places<'a> {
         }
     }
 
-    /// The place of `pc`, and how far on the answer holds (see [`Span`]):
-    /// (until, mapping start, file offset).
-    fn look_up(&mut self, snapshot: usize, pc: u64) -> (Place, Option<(u64, u64, u64)>) {
+    /// The site and offset of `pc`, and how far on the answer holds (see
+    /// [`Span`]): (until, mapping start, file offset).
+    fn look_up(&mut self, snapshot: usize, pc: u64) -> (Site, u64, Option<(u64, u64, u64)>) {
         // Keep the previous place's names (the last few) as candidates.
         if self.recent.len() > 16 {
             self.recent.drain(..self.recent.len() - 16);
@@ -227,7 +259,7 @@ impl<'a> Places<'a> {
         let Some(at) = found else {
             // Code outside every file mapping (generated code, the vDSO).
             let page = self.name(&format!("{ANONYMOUS}+{:#x}", pc & !0xfff));
-            let place = Place {
+            let site = Site {
                 module: self.name(ANONYMOUS),
                 function: page.clone(),
                 inlined_into: None,
@@ -236,9 +268,8 @@ impl<'a> Places<'a> {
                 symbol_start: pc & !0xfff,
                 file: None,
                 line: None,
-                offset: pc,
             };
-            return (place, Some(((pc | 0xfff) + 1, 0, 0)));
+            return (site, pc, Some(((pc | 0xfff) + 1, 0, 0)));
         };
         let snapshots = self.snapshots;
         let map = &snapshots[snapshot][at];
@@ -273,7 +304,7 @@ impl<'a> Places<'a> {
         let file = innermost
             .and_then(|f| f.file.as_deref())
             .map(|f| self.name(f));
-        let place = Place {
+        let site = Site {
             module,
             function,
             inlined_into,
@@ -282,8 +313,7 @@ impl<'a> Places<'a> {
             symbol_start: loc.symbol.start,
             file,
             line: innermost.and_then(|f| f.line).filter(|l| *l != 0),
-            offset,
         };
-        (place, span)
+        (site, offset, span)
     }
 }

@@ -12,7 +12,7 @@ use flopscope_model::{
     Seconds, Summary,
 };
 use flopscope_symbols::Symbolizer;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::calls::{Calls, FnKey};
@@ -72,6 +72,8 @@ impl Attribution {
         let mut places = Places::new(&ex.snapshots, symbolizer, addresses);
         let mut out = Attribution::default();
         let mut tally = Tally::default();
+        // Each instruction's place, in block order: looked up once here.
+        let mut at_of: Vec<u32> = Vec::with_capacity(addresses);
         for b in &ex.blocks {
             // Runs of instructions at one site are added once: a site's
             // maps are keyed by several names, an instruction's counts are
@@ -79,6 +81,7 @@ impl Attribution {
             let mut group: Option<(u32, u64, Counts)> = None;
             for i in &b.insns {
                 let at = places.index(b.snapshot, i.pc);
+                at_of.push(at);
                 let p = places.get(at);
                 if sampled.is_some_and(|s| s.contains(&p.offset)) {
                     out.at
@@ -86,12 +89,14 @@ impl Attribution {
                         .or_insert_with(|| chain_keys(p));
                 }
                 match &mut group {
-                    Some((g, _, c)) if places.get(*g).same_site(p) => c.merge(&i.counts),
+                    Some((g, _, c)) if places.get(*g).same_site(p) => ex.add_counts(c, i),
                     _ => {
                         if let Some((g, pc, c)) = group.take() {
                             tally.add(places.get(g), pc, &c);
                         }
-                        group = Some((at, i.pc, i.counts.clone()));
+                        let mut c = Counts::default();
+                        ex.add_counts(&mut c, i);
+                        group = Some((at, i.pc, c));
                     }
                 }
             }
@@ -102,8 +107,8 @@ impl Attribution {
         out.functions = tally.functions.into_values().collect();
         out.lines = tally.lines.into_values().collect();
         out.calls.local = tally.local.into_values().collect();
-        out.loops = find_loops(ex, &mut places, sampled);
-        out.add_calls(ex, &mut places);
+        out.loops = find_loops(ex, &mut places, sampled, &at_of);
+        out.add_calls(ex, &mut places, &at_of);
         out
     }
 
@@ -119,12 +124,15 @@ impl Attribution {
     }
 
     /// Function entries and direct calls (see `calls`).
-    fn add_calls(&mut self, ex: &Executed, places: &mut Places) {
+    fn add_calls(&mut self, ex: &Executed, places: &mut Places, at_of: &[u32]) {
+        let mut first = 0;
         for b in &ex.blocks {
+            let at = &at_of[first..first + b.insns.len()];
+            first += b.insns.len();
             if b.runs == 0 {
                 continue;
             }
-            let head = places.of(b.snapshot, b.start);
+            let head = place_of(places, b.snapshot, b.start, &b.insns, at);
             if b.start == head.symbol_start && !b.cut {
                 *self
                     .calls
@@ -132,10 +140,9 @@ impl Attribution {
                     .entry((head.module.clone(), head.function.clone()))
                     .or_default() += b.runs;
             }
-            let (End::Call { target, .. }, Some(last)) = (b.end, b.insns.last()) else {
+            let (End::Call { target, .. }, Some(&caller)) = (b.end, at.last()) else {
                 continue;
             };
-            let caller = places.index(b.snapshot, last.pc);
             let callee = places.of(b.snapshot, target);
             let to = (callee.module.clone(), callee.function.clone());
             let caller = places.get(caller);
@@ -154,27 +161,33 @@ impl Attribution {
     pub fn merge(&mut self, o: Attribution) {
         if self.is_empty() {
             *self = o;
-            return;
+        } else {
+            self.add(&o);
         }
-        for (k, f) in o.functions {
-            let e = self.functions.entry(k).or_insert_with(|| FnAcc {
+    }
+
+    /// [`Attribution::merge`] of an attribution still needed (a child
+    /// process's, whose own rows are made meanwhile).
+    pub fn add(&mut self, o: &Attribution) {
+        for (k, f) in &o.functions {
+            let e = self.functions.entry(k.clone()).or_insert_with(|| FnAcc {
                 address: u64::MAX,
                 ..Default::default()
             });
             e.counts.merge(&f.counts);
             e.address = e.address.min(f.address);
-            e.inlined_into.extend(f.inlined_into);
+            e.inlined_into.extend(f.inlined_into.iter().cloned());
             if e.first_line.is_none() || f.first_line < e.first_line {
-                e.first_line = f.first_line.or(e.first_line.take());
+                e.first_line = f.first_line.clone().or(e.first_line.take());
             }
         }
-        for (k, c) in o.lines {
-            self.lines.entry(k).or_default().merge(&c);
+        for (k, c) in &o.lines {
+            self.lines.entry(k.clone()).or_default().merge(c);
         }
-        for (k, f) in o.at {
-            self.at.entry(k).or_insert(f);
+        for (k, f) in &o.at {
+            self.at.entry(k.clone()).or_insert_with(|| f.clone());
         }
-        self.calls.merge(o.calls);
+        self.calls.add(&o.calls);
         let mut index: HashMap<(String, u64), usize> = self
             .loops
             .iter()
@@ -215,6 +228,11 @@ impl Attribution {
     /// Writes the rows into `r` (replacing any there), with time from
     /// `samples` where given.
     pub fn fill(&self, r: &mut Report, samples: Option<&Samples>) {
+        self.rows(samples).put(r);
+    }
+
+    /// The report rows, with time from `samples` where given.
+    pub fn rows(&self, samples: Option<&Samples>) -> Rows {
         let mut fn_samples: HashMap<&FnKey, u64> = HashMap::new();
         let mut local_time: HashMap<FnKey, f64> = HashMap::new();
         if let Some(s) = samples {
@@ -267,8 +285,7 @@ impl Attribution {
             })
             .collect();
         FunctionRow::sort(&mut functions);
-        r.functions = functions;
-        r.lines = self
+        let lines = self
             .lines
             .iter()
             .map(|((module, file, line, function), c)| LineRow {
@@ -279,7 +296,7 @@ impl Attribution {
                 summary: Summary::from_counts(c),
             })
             .collect();
-        r.loops = self
+        let loops = self
             .loops
             .iter()
             .map(|l| {
@@ -308,11 +325,32 @@ impl Attribution {
                 }
             })
             .collect();
+        Rows {
+            functions,
+            loops,
+            lines,
+        }
+    }
+}
+
+/// A report's `functions`, `loops` and `lines` rows (of a process or a job).
+pub struct Rows {
+    pub functions: Vec<FunctionRow>,
+    pub loops: Vec<LoopRow>,
+    pub lines: Vec<LineRow>,
+}
+
+impl Rows {
+    /// Puts the rows in `r`, replacing any there.
+    pub fn put(self, r: &mut Report) {
+        r.functions = self.functions;
+        r.loops = self.loops;
+        r.lines = self.lines;
     }
 }
 
 /// An instruction's functions, innermost first, as keys.
-fn chain_keys(p: &Place) -> Vec<FnKey> {
+fn chain_keys(p: Place) -> Vec<FnKey> {
     p.chain
         .iter()
         .map(|f| (p.module.clone(), f.clone()))
@@ -338,14 +376,18 @@ struct Segment<'a> {
     runs: u64,
     taken: u64,
     insns: &'a [ExecInsn],
+    /// The number of its first instruction among all of the process's, in
+    /// block order (the order of `Attribution::of`'s places).
+    first: usize,
 }
 
 /// The executed blocks cut where another block starts: code that falls into
 /// a loop's header without a branch (the first iteration of a rotated loop
 /// runs in the block that enters it) counts for the header's node.
 fn segments(ex: &Executed) -> Vec<Segment<'_>> {
-    let starts: BTreeSet<(usize, u64)> = ex.blocks.iter().map(|b| (b.snapshot, b.start)).collect();
+    let starts: FxHashSet<(usize, u64)> = ex.blocks.iter().map(|b| (b.snapshot, b.start)).collect();
     let mut out = Vec::new();
+    let mut base = 0;
     for b in &ex.blocks {
         let mut from = 0;
         let mut seg_start = b.start;
@@ -358,6 +400,7 @@ fn segments(ex: &Executed) -> Vec<Segment<'_>> {
                     runs: b.runs,
                     taken: 0,
                     insns: &b.insns[from..k],
+                    first: base + from,
                 });
                 from = k;
                 seg_start = i.pc;
@@ -370,20 +413,43 @@ fn segments(ex: &Executed) -> Vec<Segment<'_>> {
             runs: b.runs,
             taken: b.taken,
             insns: &b.insns[from..],
+            first: base + from,
         });
+        base += b.insns.len();
     }
     out
 }
 
+/// The place of `start` (where instructions `insns`, whose places are `at`,
+/// begin): their first's, else looked up.
+fn place_of<'p>(
+    places: &'p mut Places,
+    snapshot: usize,
+    start: u64,
+    insns: &[ExecInsn],
+    at: &[u32],
+) -> crate::place::Place<'p> {
+    match (insns.first(), at.first()) {
+        (Some(i), Some(&at)) if i.pc == start => places.get(at),
+        _ => places.of(snapshot, start),
+    }
+}
+
 /// Loops of every machine function of the process.
-fn find_loops(ex: &Executed, places: &mut Places, sampled: Option<&Sampled>) -> Vec<LoopAcc> {
+fn find_loops(
+    ex: &Executed,
+    places: &mut Places,
+    sampled: Option<&Sampled>,
+    at_of: &[u32],
+) -> Vec<LoopAcc> {
     let segs = segments(ex);
     // (module, symbol start) -> node start -> (node, segments)
     type Group = BTreeMap<u64, (Node, Vec<usize>)>;
     // Keyed by the module's identity (one `Places`), ordered by its name.
     let mut by_id: FxHashMap<(usize, u64), (Name, Group)> = FxHashMap::default();
+    let places_of = |b: &Segment| &at_of[b.first..b.first + b.insns.len()];
     for (si, b) in segs.iter().enumerate() {
-        let p = places.of(b.snapshot, b.start);
+        let p = place_of(places, b.snapshot, b.start, b.insns, places_of(b));
         let (_, g) = by_id
             .entry((place::id(&p.module), p.symbol_start))
             .or_insert_with(|| (p.module.clone(), Group::new()));
@@ -423,7 +489,7 @@ fn find_loops(ex: &Executed, places: &mut Places, sampled: Option<&Sampled>) -> 
                         let sc = seg_counts[si].get_or_insert_with(|| {
                             let mut sc = Counts::default();
                             for i in segs[si].insns {
-                                sc.merge(&i.counts);
+                                ex.add_counts(&mut sc, i);
                             }
                             sc
                         });
@@ -440,7 +506,10 @@ fn find_loops(ex: &Executed, places: &mut Places, sampled: Option<&Sampled>) -> 
             let counts = counts_of(&mut l.body.iter().copied());
             let self_counts = counts_of(&mut l.body.difference(&nested).copied());
             let header_block = &segs[blocks[l.header][0]];
-            let head = places.index(header_block.snapshot, header_block.start);
+            let head = match places_of(header_block).first() {
+                Some(&a) if header_block.insns[0].pc == header_block.start => a,
+                _ => places.index(header_block.snapshot, header_block.start),
+            };
             // The loop's line: the first line of its body in the header's
             // function and file (gcc's rotated loops test at the bottom, so
             // the header's own first line is often the body's).
@@ -449,8 +518,7 @@ fn find_loops(ex: &Executed, places: &mut Places, sampled: Option<&Sampled>) -> 
             for &n in &l.body {
                 for &si in &blocks[n] {
                     let b = &segs[si];
-                    for i in b.insns {
-                        let at = places.index(b.snapshot, i.pc);
+                    for &at in places_of(b) {
                         let (p, head) = (places.get(at), places.get(head));
                         if sampled.is_some_and(|s| s.contains(&p.offset)) {
                             body.insert((p.module.clone(), p.offset));

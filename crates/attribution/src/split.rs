@@ -69,6 +69,8 @@ pub fn attribute(
     let Executed {
         snapshots,
         blocks,
+        kinds,
+        items,
         lost,
     } = ex;
     let used = part_of.iter().max().map_or(1, |m| m + 1);
@@ -76,6 +78,8 @@ pub fn attribute(
         .map(|_| Executed {
             snapshots: snapshots.clone(),
             blocks: Vec::new(),
+            kinds: kinds.clone(),
+            items: items.clone(),
             lost,
         })
         .collect();

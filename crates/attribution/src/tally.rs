@@ -37,7 +37,7 @@ pub(crate) struct Tally {
 impl Tally {
     /// Adds the counts `c` of instructions at one site `p`, the first at
     /// `pc` (the lowest: a block's instructions ascend).
-    pub fn add(&mut self, p: &Place, pc: u64, c: &Counts) {
+    pub fn add(&mut self, p: Place, pc: u64, c: &Counts) {
         let m = place::id(&p.module);
         for f in p.chain.iter() {
             self.local
