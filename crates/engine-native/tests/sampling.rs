@@ -213,8 +213,13 @@ fn time_follows_the_work_in_the_counted_run() {
     assert_eq!(p.interval_s, 1e-3);
     // Each sample is on one of the function's own instructions (the cache
     // map gives the copied instruction, not only its block's start), and
-    // the loop's samples spread over several of them.
+    // the loops' samples spread over several of them. Where in the loop an
+    // interrupt lands is the processor's doing: light's fall on two
+    // instructions, one in five on the second (Zen 5), and once, in a run
+    // on a loaded machine, all on one; so the spread is asked of the two
+    // loops together.
     let by_insn = per_instruction(p);
+    let mut spread = Vec::new();
     for name in ["heavy", "light"] {
         let offsets = instruction_offsets(&exe, name);
         let hit: Vec<u64> = by_insn
@@ -226,8 +231,12 @@ fn time_follows_the_work_in_the_counted_run() {
             hit.iter().all(|o| offsets.contains(o)),
             "{name}: sampled offsets {hit:x?}, instructions at {offsets:x?}"
         );
-        assert!(hit.len() >= 2, "{name}: samples at {hit:x?} only");
+        spread.push((name, hit));
     }
+    assert!(
+        spread.iter().any(|(_, hit)| hit.len() >= 2),
+        "each loop's samples on one instruction only: {spread:x?}"
+    );
     let f = per_function(p);
     let (h, l) = (
         f.get("heavy").copied().unwrap_or(0),
