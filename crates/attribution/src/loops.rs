@@ -87,15 +87,8 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
         );
     }
     let idom = dominators(&succs, &preds, &roots);
-    let dominates = |h: usize, mut u: usize| loop {
-        if u == h {
-            return true;
-        }
-        match idom[u] {
-            Some(p) if p != u => u = p,
-            _ => return false,
-        }
-    };
+    let tree = Intervals::of(&idom);
+    let dominates = |h: usize, u: usize| tree.encloses(h, u);
     let mut by_header: BTreeMap<usize, (BTreeSet<usize>, u64)> = BTreeMap::new();
     for (u, ss) in succs.iter().enumerate() {
         if idom[u].is_none() {
@@ -134,6 +127,57 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
             .min_by_key(|&b| loops[b].body.len());
     }
     loops
+}
+
+/// The dominator tree numbered depth first: `h` dominates `u` when `u`'s
+/// interval lies within `h`'s. Walking up from `u` instead costs the tree's
+/// depth for every edge: in CPython's interpreter loop, one function of
+/// thousands of blocks, that walk was most of the time finding loops.
+struct Intervals {
+    /// (entered, left) of each node; `None`: unreachable.
+    at: Vec<Option<(usize, usize)>>,
+}
+
+impl Intervals {
+    fn of(idom: &[Option<usize>]) -> Intervals {
+        let n = idom.len();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (u, d) in idom.iter().enumerate() {
+            match *d {
+                Some(p) if p != u => children[p].push(u),
+                Some(_) => roots.push(u),
+                None => {}
+            }
+        }
+        let mut at = vec![None; n];
+        let mut clock = 0;
+        for r in roots {
+            let mut stack = vec![(r, 0usize)];
+            at[r] = Some((clock, 0));
+            clock += 1;
+            while let Some((x, i)) = stack.pop() {
+                if let Some(&c) = children[x].get(i) {
+                    stack.push((x, i + 1));
+                    at[c] = Some((clock, 0));
+                    clock += 1;
+                    stack.push((c, 0));
+                } else if let Some((_, left)) = at[x].as_mut() {
+                    *left = clock;
+                    clock += 1;
+                }
+            }
+        }
+        Intervals { at }
+    }
+
+    /// Whether `u` is `h` or below it in the tree.
+    fn encloses(&self, h: usize, u: usize) -> bool {
+        match (self.at[h], self.at[u]) {
+            (Some((he, hl)), Some((ue, ul))) => he <= ue && ul <= hl,
+            _ => false,
+        }
+    }
 }
 
 /// Immediate dominators (`None`: unreachable; roots dominate themselves
