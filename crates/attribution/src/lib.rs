@@ -44,13 +44,15 @@ pub mod time;
 pub use executed::Executed;
 /// The environment variable that turns attribution off in the engines.
 pub use flopscope_counter_file::profile::OFF_ENV;
-pub use rows::Attribution;
+pub use rows::{Attribution, Rows};
 pub use time::{ProcessSamples, Samples};
 
 use flopscope_counter_file::report::process_paths;
 use flopscope_model::Report;
 use flopscope_symbols::Symbolizer;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Fills `report`'s `functions`, `loops` and `lines` (and those of its
 /// child processes, grouped and ordered as `report_of_run` lists them) from the
@@ -80,15 +82,22 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
     });
     let main = own.next().flatten();
     let children: Vec<Option<Attribution>> = own.take(report.processes.len()).collect();
-    // Each child's rows are made while the job's are (a compiler's cc1 is
-    // most of both).
-    let (child_rows, job_rows) = std::thread::scope(|s| {
-        let child_rows = s.spawn(|| {
-            children
-                .iter()
-                .map(|a| a.as_ref().map(|a| a.rows(None)))
-                .collect::<Vec<_>>()
-        });
+    // The children's rows are made while the job's are (a compiler's cc1
+    // is most of both), on as many threads as there are cores, each taking
+    // the next child (a Python program's dozen subprocesses).
+    let next = AtomicUsize::new(0);
+    let child_rows: Vec<Mutex<Option<Rows>>> = children.iter().map(|_| Mutex::new(None)).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let job_rows = std::thread::scope(|s| {
+        for _ in 0..threads.min(children.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(child) = children.get(i) else { break };
+                if let Some(a) = child {
+                    *child_rows[i].lock().expect("no panic making rows") = Some(a.rows(None));
+                }
+            });
+        }
         let mut job = main.unwrap_or_default();
         for a in children.iter().flatten() {
             job.add(a);
@@ -96,11 +105,10 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
         // On a thread of its own, as the attribution was: the memory its
         // threads freed is reused, not asked of the system (and zeroed) again.
         let job_rows = s.spawn(move || job.rows(samples));
-        let job_rows = job_rows.join().expect("no panic making rows");
-        (child_rows.join().expect("no panic making rows"), job_rows)
+        job_rows.join().expect("no panic making rows")
     });
     for (rows, child) in child_rows.into_iter().zip(report.processes.iter_mut()) {
-        if let Some(rows) = rows {
+        if let Some(rows) = rows.into_inner().expect("no panic making rows") {
             rows.put(child);
         }
     }
