@@ -9,6 +9,18 @@
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 use std::io::{self, Write};
 
+/// Calls formatter method `$m` of the compact formatter inside a row, of
+/// the indenting one elsewhere.
+macro_rules! in_row_or_not {
+    ($self:ident, $m:ident, $w:ident $(, $arg:expr)*) => {
+        if $self.in_row() {
+            CompactFormatter.$m($w $(, $arg)*)
+        } else {
+            $self.pretty.$m($w $(, $arg)*)
+        }
+    };
+}
+
 /// The lists whose elements are written one a line.
 const ROW_LISTS: [&str; 3] = ["functions", "loops", "lines"];
 
@@ -81,19 +93,11 @@ impl Formatter for RowsFormatter {
     }
 
     fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        if self.in_row() {
-            CompactFormatter.begin_array_value(w, first)
-        } else {
-            self.pretty.begin_array_value(w, first)
-        }
+        in_row_or_not!(self, begin_array_value, w, first)
     }
 
     fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        if self.in_row() {
-            CompactFormatter.end_array_value(w)
-        } else {
-            self.pretty.end_array_value(w)
-        }
+        in_row_or_not!(self, end_array_value, w)
     }
 
     fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
@@ -118,36 +122,20 @@ impl Formatter for RowsFormatter {
     fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
         self.key.clear();
         self.in_key = true;
-        if self.in_row() {
-            CompactFormatter.begin_object_key(w, first)
-        } else {
-            self.pretty.begin_object_key(w, first)
-        }
+        in_row_or_not!(self, begin_object_key, w, first)
     }
 
     fn end_object_key<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
         self.in_key = false;
-        if self.in_row() {
-            CompactFormatter.end_object_key(w)
-        } else {
-            self.pretty.end_object_key(w)
-        }
+        in_row_or_not!(self, end_object_key, w)
     }
 
     fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        if self.in_row() {
-            CompactFormatter.begin_object_value(w)
-        } else {
-            self.pretty.begin_object_value(w)
-        }
+        in_row_or_not!(self, begin_object_value, w)
     }
 
     fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        if self.in_row() {
-            CompactFormatter.end_object_value(w)
-        } else {
-            self.pretty.end_object_value(w)
-        }
+        in_row_or_not!(self, end_object_value, w)
     }
 
     fn write_string_fragment<W: ?Sized + Write>(
