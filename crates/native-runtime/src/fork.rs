@@ -5,8 +5,8 @@
 //! held at that moment stays held in the child for ever: the child's first
 //! translation (or its new counter file, its first mapping look-up, its
 //! first allocation) then waits for good. BEAM (Erlang) forks its child
-//! helper while its schedulers translate code, and one run in about thirty
-//! hung so. The forking thread therefore takes each lock first, as a
+//! helper while its schedulers translate code: a test run hung so. The
+//! forking thread therefore takes each lock first, as a
 //! `pthread_atfork` prepare handler would, and both processes release them
 //! after the fork.
 //!
