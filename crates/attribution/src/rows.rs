@@ -132,7 +132,8 @@ impl Attribution {
             if b.runs == 0 {
                 continue;
             }
-            let head = place_of(places, b.snapshot, b.start, &b.insns, at);
+            let head = place_at(places, b.snapshot, b.start, &b.insns, at);
+            let head = places.get(head);
             if b.start == head.symbol_start && !b.cut {
                 *self
                     .calls
@@ -420,18 +421,18 @@ fn segments(ex: &Executed) -> Vec<Segment<'_>> {
     out
 }
 
-/// The place of `start` (where instructions `insns`, whose places are `at`,
-/// begin): their first's, else looked up.
-fn place_of<'p>(
-    places: &'p mut Places,
+/// The number of the place of `start` (where instructions `insns`, whose
+/// places are `at`, begin): their first's, else looked up.
+fn place_at(
+    places: &mut Places,
     snapshot: usize,
     start: u64,
     insns: &[ExecInsn],
     at: &[u32],
-) -> crate::place::Place<'p> {
+) -> u32 {
     match (insns.first(), at.first()) {
-        (Some(i), Some(&at)) if i.pc == start => places.get(at),
-        _ => places.of(snapshot, start),
+        (Some(i), Some(&at)) if i.pc == start => at,
+        _ => places.index(snapshot, start),
     }
 }
 
@@ -449,7 +450,8 @@ fn find_loops(
     let mut by_id: FxHashMap<(usize, u64), (Name, Group)> = FxHashMap::default();
     let places_of = |b: &Segment| &at_of[b.first..b.first + b.insns.len()];
     for (si, b) in segs.iter().enumerate() {
-        let p = place_of(places, b.snapshot, b.start, b.insns, places_of(b));
+        let p = place_at(places, b.snapshot, b.start, b.insns, places_of(b));
+        let p = places.get(p);
         let (_, g) = by_id
             .entry((place::id(&p.module), p.symbol_start))
             .or_insert_with(|| (p.module.clone(), Group::new()));
@@ -506,10 +508,13 @@ fn find_loops(
             let counts = counts_of(&mut l.body.iter().copied());
             let self_counts = counts_of(&mut l.body.difference(&nested).copied());
             let header_block = &segs[blocks[l.header][0]];
-            let head = match places_of(header_block).first() {
-                Some(&a) if header_block.insns[0].pc == header_block.start => a,
-                _ => places.index(header_block.snapshot, header_block.start),
-            };
+            let head = place_at(
+                places,
+                header_block.snapshot,
+                header_block.start,
+                header_block.insns,
+                places_of(header_block),
+            );
             // The loop's line: the first line of its body in the header's
             // function and file (gcc's rotated loops test at the bottom, so
             // the header's own first line is often the body's).
