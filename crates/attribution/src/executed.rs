@@ -113,49 +113,60 @@ impl Executed {
             .into_iter()
             .map(|k| k.map(|k| kinds.id(k)))
             .collect();
+        let dynamic = dynamic_kinds(&mut kinds);
         let mut out = Executed {
             lost: cf.profile_lost(),
             ..Default::default()
         };
-        let mut items = Vec::new();
-        let mut scratch = Vec::new();
-        // Dynamic-access instructions are recorded just before the block
-        // that holds them (one translation writes both).
-        let mut pending: HashMap<u64, u32> = HashMap::new();
-        for r in records {
-            match r {
-                Record::Maps { delta, text } => {
-                    let shift = |a: u64| (a as i64).wrapping_sub(delta) as u64;
-                    let maps = flopscope_symbols::parse_maps(&text)
-                        .into_iter()
-                        .map(|m| Mapping {
-                            start: shift(m.start),
-                            end: shift(m.end),
-                            ..m
-                        })
-                        .collect();
-                    out.snapshots.push(maps);
-                }
-                Record::Dynamic { counter, pc } => {
-                    pending.insert(pc, counter);
-                }
-                Record::Block(b) => {
-                    let mark = items.len();
-                    let mut at = Items {
-                        items: &mut items,
-                        scratch: &mut scratch,
-                        slot_kind: &slot_kind,
-                        kinds: &mut kinds,
-                    };
-                    let block = exec_block(&b, &runs, &mut at, &mut pending, out.snapshots.len());
-                    pending.clear();
-                    if block.runs > 0 || !counts_nothing(&block, &items, &kinds.list) {
-                        out.blocks.push(block);
-                    } else {
-                        items.truncate(mark);
-                    }
-                }
+        // The mappings first (a few records): each block's snapshot is the
+        // number of them before it, less one.
+        let mut maps_before = Vec::with_capacity(records.len());
+        for r in &records {
+            maps_before.push(out.snapshots.len());
+            if let Record::Maps { delta, text } = r {
+                let shift = |a: u64| (a as i64).wrapping_sub(*delta) as u64;
+                let maps = flopscope_symbols::parse_maps(text)
+                    .into_iter()
+                    .map(|m| Mapping {
+                        start: shift(m.start),
+                        end: shift(m.end),
+                        ..m
+                    })
+                    .collect();
+                out.snapshots.push(maps);
             }
+        }
+        let at = Tables {
+            runs: &runs,
+            slot_kind: &slot_kind,
+            kinds: &kinds.list,
+            dynamic: &dynamic,
+        };
+        let chunks = chunks(&records, CHUNK_THREADS);
+        let done: Vec<(Vec<ExecBlock>, Vec<Item>)> = if chunks.len() == 1 {
+            vec![blocks_of(&records, &maps_before, 0..records.len(), &at)]
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = chunks
+                    .into_iter()
+                    .map(|c| s.spawn(|| blocks_of(&records, &maps_before, c, &at)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("no panic reading blocks"))
+                    .collect()
+            })
+        };
+        let mut items = Vec::with_capacity(done.iter().map(|(_, i)| i.len()).sum());
+        for (blocks, chunk_items) in done {
+            let base = u32::try_from(items.len()).expect("fewer than 2^32 items a process");
+            out.blocks.extend(blocks.into_iter().map(|mut b| {
+                for i in &mut b.insns {
+                    i.first += base;
+                }
+                b
+            }));
+            items.extend(chunk_items);
         }
         if out.snapshots.is_empty() {
             out.snapshots.push(Vec::new());
@@ -221,25 +232,115 @@ fn runs(prof: &Path, banks: &[bool], records: &[Record]) -> std::io::Result<Vec<
     Ok(total)
 }
 
-/// Where a block's instructions' items go: the process's array, a scratch
-/// list (an instruction's run-time work comes after the block's other
-/// instructions, its items must end up beside the instruction's own), and
-/// the slot kinds by slot.
+/// What turns a block's record into counts: every counter's total, the
+/// kind of each slot, the kinds, and those of dynamic accesses (by counter
+/// offset: reads of 1 to 16 bytes, then writes).
+struct Tables<'a> {
+    runs: &'a [u64],
+    slot_kind: &'a [Option<u32>],
+    kinds: &'a [SlotKind],
+    dynamic: &'a [u32; DYNAMIC_COUNTERS as usize],
+}
+
+/// The kinds of dynamic accesses' counters, numbered in `kinds`.
+fn dynamic_kinds(kinds: &mut Kinds) -> [u32; DYNAMIC_COUNTERS as usize] {
+    std::array::from_fn(|k| {
+        let size = 1u32 << (k % 5);
+        kinds.id(if k < 5 {
+            SlotKind::MemRead { size }
+        } else {
+            SlotKind::MemWrite { size }
+        })
+    })
+}
+
+/// Threads reading a large process's blocks: a compiler's cc1 has 220,000,
+/// 0.1 s of work on one thread.
+const CHUNK_THREADS: usize = 4;
+
+/// Records a thread reads at the least (fewer: one thread reads them all).
+const MIN_CHUNK: usize = 20_000;
+
+/// `records` cut into about equal runs of records, one a thread (at most
+/// `threads`), each ending just after a block: an instruction's dynamic
+/// access record comes just before its block's.
+fn chunks(records: &[Record], threads: usize) -> Vec<std::ops::Range<usize>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(threads)
+        .min(records.len() / MIN_CHUNK)
+        .max(1);
+    let mut out = Vec::with_capacity(threads);
+    let mut from = 0;
+    for t in 1..threads {
+        let mut to = (records.len() * t / threads).max(from);
+        while to < records.len() && !matches!(records[to - 1], Record::Block(_)) {
+            to += 1;
+        }
+        if to > from {
+            out.push(from..to);
+            from = to;
+        }
+    }
+    out.push(from..records.len());
+    out
+}
+
+/// The executed blocks of `records[range]` and their items (numbered from
+/// the chunk's first); `maps_before`: the mappings recorded before each.
+fn blocks_of(
+    records: &[Record],
+    maps_before: &[usize],
+    range: std::ops::Range<usize>,
+    at: &Tables,
+) -> (Vec<ExecBlock>, Vec<Item>) {
+    let mut blocks = Vec::new();
+    let mut items = Vec::new();
+    let mut scratch = Vec::new();
+    // Dynamic-access instructions are recorded just before the block that
+    // holds them (one translation writes both).
+    let mut pending: HashMap<u64, u32> = HashMap::new();
+    for i in range {
+        match &records[i] {
+            Record::Maps { .. } => {}
+            Record::Dynamic { counter, pc } => {
+                pending.insert(*pc, *counter);
+            }
+            Record::Block(b) => {
+                let mark = items.len();
+                let mut to = Items {
+                    items: &mut items,
+                    scratch: &mut scratch,
+                };
+                let block = exec_block(b, at, &mut to, &mut pending, maps_before[i]);
+                pending.clear();
+                if block.runs > 0 || !counts_nothing(&block, &items, at.kinds) {
+                    blocks.push(block);
+                } else {
+                    items.truncate(mark);
+                }
+            }
+        }
+    }
+    (blocks, items)
+}
+
+/// Where a block's instructions' items go: the chunk's array, and a
+/// scratch list (an instruction's run-time work comes after the block's
+/// other instructions, its items must end up beside the instruction's own).
 struct Items<'a> {
     items: &'a mut Vec<Item>,
     scratch: &'a mut Vec<(u32, Item)>,
-    slot_kind: &'a [Option<u32>],
-    kinds: &'a mut Kinds,
 }
 
 fn exec_block(
     b: &profile::Block,
-    runs: &[u64],
+    tables: &Tables,
     at: &mut Items,
     dynamic: &mut HashMap<u64, u32>,
     maps_seen: usize,
 ) -> ExecBlock {
-    let run = |c: u32| runs.get(c as usize).copied().unwrap_or(0);
+    let run = |c: u32| tables.runs.get(c as usize).copied().unwrap_or(0);
     // The block's executions: its first piece's, and its copies'.
     let copies: u64 = b
         .pieces
@@ -270,7 +371,7 @@ fn exec_block(
                 .flatten();
             let index = own.unwrap_or(insns.len()) as u32;
             for &(slot, inc) in &i.items {
-                if let Some(Some(kind)) = at.slot_kind.get(slot as usize) {
+                if let Some(Some(kind)) = tables.slot_kind.get(slot as usize) {
                     let amount = u64::from(inc) * n;
                     at.scratch.push((
                         index,
@@ -290,13 +391,7 @@ fn exec_block(
                     if accesses == 0 {
                         continue;
                     }
-                    let size = 1u32 << (k % 5);
-                    let kind = if k < 5 {
-                        SlotKind::MemRead { size }
-                    } else {
-                        SlotKind::MemWrite { size }
-                    };
-                    let kind = at.kinds.id(kind);
+                    let kind = tables.dynamic[k as usize];
                     at.scratch.push((
                         index,
                         Item {
@@ -381,14 +476,19 @@ mod tests {
         };
         let slot_kind =
             [SlotKind::Instructions, SlotKind::MemRead { size: 8 }, add].map(|k| Some(kinds.id(k)));
+        let dynamic = dynamic_kinds(&mut kinds);
+        let tables = Tables {
+            runs: &[10, 3, 5],
+            slot_kind: &slot_kind,
+            kinds: &kinds.list,
+            dynamic: &dynamic,
+        };
         let (mut items, mut scratch) = (Vec::new(), Vec::new());
         let mut at = Items {
             items: &mut items,
             scratch: &mut scratch,
-            slot_kind: &slot_kind,
-            kinds: &mut kinds,
         };
-        let b = exec_block(&block, &[10, 3, 5], &mut at, &mut HashMap::new(), 1);
+        let b = exec_block(&block, &tables, &mut at, &mut HashMap::new(), 1);
         assert_eq!(b.runs, 15);
         let ex = Executed {
             blocks: vec![b],
