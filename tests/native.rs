@@ -744,6 +744,45 @@ fn flags_passed_into_a_call_reach_the_callee() {
     f.assert_none();
 }
 
+/// flags_after_loop.c: with attribution, the native engine counts the
+/// not-taken side of a loop's closing branch; the code after four loops
+/// (of one block and of two, reading the borrow their last `sub` left, or
+/// writing every flag first) and after a return from a block that writes
+/// no flags must see the flags as the program left them (a plain add where
+/// the carry is read next made every `adc` read 0). Each function's loop:
+/// N entries, 4N iterations; the program's N/2 adds counted exactly.
+#[test]
+fn flags_after_a_loop_and_across_a_return_reach_the_code_that_reads_them() {
+    let exe = build("native/flags_after_loop.c", &["-O2"]);
+    let n = 10_000u64;
+    let run = count_with("native", &exe, &[n.to_string()], &[]);
+    let half = n / 2;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, format!("{n} {n} {n} {n} {half} {half}\n").as_str()),
+        "{}",
+        run.stderr
+    );
+    let r = run.report.expect("a report");
+    let e = Expect::new()
+        .insn("fp64", 64, 1, "add", half, 1)
+        .op("add", half);
+    let mut f = Failures::default();
+    f.expect(&format!("flags_after_loop {n}"), &r, &e);
+    f.assert_none();
+    for function in ["carry_self", "carry_two", "fresh_self", "fresh_two"] {
+        let row = r.0["loops"]
+            .as_array()
+            .and_then(|loops| loops.iter().find(|l| l["function"] == function))
+            .unwrap_or_else(|| panic!("no loop in {function}"));
+        assert_eq!(
+            ["entries", "iterations"].map(|k| row[k].as_u64()),
+            [Some(n), Some(4 * n)],
+            "{function}'s loop (entries, iterations)"
+        );
+    }
+}
+
 /// shift_keeps_flags.c: a zero flag set in one block is read in the next,
 /// after a shift by CL of count 0 (which leaves the flags as they were).
 /// Counted as writing the flags, the shift let the engine bump the second

@@ -339,9 +339,19 @@ pub fn set_site(stub: u64, site: u64) {
 /// A record still zero matches a target of 0: the jump through it goes to
 /// address 0 and faults there with the program's registers, as the
 /// program's own jump to 0 would.
-pub fn indirect_site(c: &mut Code, record: u64, r: &Routines) {
+///
+/// `count`: the block's counter, bumped here (rcx is free once saved, and
+/// `lea` leaves the flags alone) when the flags are live all through the
+/// block; at its start, a bump keeping them would save and reload rax
+/// just before the branch saves it again.
+pub fn indirect_site(c: &mut Code, record: u64, r: &Routines, count: Option<u32>) {
     let (poly, fill) = (c.label(), c.label());
     c.store_gs(header::SAVE_RCX, RCX);
+    if let Some(slot) = count {
+        c.load_gs(RCX, header::counter(slot));
+        c.bytes(&[0x48, 0x8d, 0x49, 0x01]); // lea rcx, [rcx+1]
+        c.store_gs(header::counter(slot), RCX);
+    }
     c.rip(&[0x48, 0x8b, 0x0d, 0, 0, 0, 0], 3, record); // mov rcx, [record]
     c.bytes(&[0x48, 0x8d, 0x0c, 0x08]); // lea rcx, [rax+rcx]
     c.bytes(&[0xe3, 0x05]); // jrcxz over the next jump (5 bytes: to a label)

@@ -124,6 +124,11 @@ pub struct Decoded {
     /// flags are dead at the block's end. Set by the translator, which
     /// knows whether the target's code may change.
     pub flags_dead_at_end: bool,
+    /// The block's not-taken side is counted ([`Decoded::counted_fall`])
+    /// and the code it falls to writes every arithmetic flag before it
+    /// reads one: the counter there can be a plain `add`. Set by the
+    /// translator, as `flags_dead_at_end`.
+    pub flags_dead_at_fall: bool,
 }
 
 /// The buffers of a [`Decoded`] block, kept between translations so that
@@ -139,6 +144,25 @@ impl Decoded {
     pub fn call_target(&self) -> Option<u64> {
         match self.end {
             End::Call { target, .. } => Some(target),
+            _ => None,
+        }
+    }
+
+    /// Where the block falls to when its conditional branch is not taken,
+    /// if that side is counted: with attribution, for backward branches,
+    /// which close loops (taken = executions - not taken gives the loop's
+    /// entries). Their not-taken side is the loop's exit, off the hot
+    /// path; a forward branch's taken side is no loop's back edge in
+    /// compiled code, and hot forward branches (an interpreter's dispatch)
+    /// stay uncounted.
+    pub fn counted_fall(&self) -> Option<u64> {
+        match self.end {
+            End::Cond { taken, fall }
+                if crate::attribution::enabled()
+                    && self.insns.last().is_some_and(|(i, _)| taken <= i.ip()) =>
+            {
+                Some(fall)
+            }
             _ => None,
         }
     }
@@ -209,6 +233,7 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
                 end,
                 last_kept,
                 flags_dead_at_end: false,
+                flags_dead_at_fall: false,
             })
         };
         loop {
@@ -412,6 +437,17 @@ fn readable_from(at: u64, limit: u64) -> Option<(&'static [u8], bool)> {
     // SAFETY: [at, end) lies in readable mappings of the process.
     let buf = unsafe { std::slice::from_raw_parts(at as *const u8, (end - at) as usize) };
     Some((buf, writable))
+}
+
+/// Counts the not-taken side of a block's conditional branch, where the
+/// flags may be live (the branch's condition, read again beyond) unless
+/// the code there is seen to write them all first.
+fn bump_fall(code: &mut Code, slot: u32, flags_dead: bool) {
+    if flags_dead {
+        code.bump(slot);
+    } else {
+        code.bump_keep_flags(slot);
+    }
 }
 
 /// Instructions [`flags_dead_at`] reads at most.
@@ -667,6 +703,16 @@ pub fn build(
         ARITH_FLAGS
     };
     let live = flags_live_before(&dec.insns, at_end);
+    // The flags are live all through a block ending in an indirect branch
+    // (one of its own jumps, calls or returns): its counter is bumped in
+    // the branch's code (cache::indirect_site), after every instruction of
+    // the block (counted from none of them on: a handler shown one of
+    // them sees the execution uncounted).
+    let ends_indirect = matches!(
+        dec.end,
+        End::IndirectJump | End::IndirectCall { .. } | End::Return { .. }
+    );
+    let site_counts = ends_indirect && counter_at(&live).is_none();
     let mut stat = Desc::with_capacity(8);
     let mut code = code.reset();
     // Always: samples map back through the marks, and so does the program
@@ -684,7 +730,11 @@ pub fn build(
         insns: Vec::with_capacity(dec.insns.len()),
         items: Vec::with_capacity(dec.insns.len() * 3),
         dynamic: Vec::new(),
-        counted_from: counter_at(&live).unwrap_or(0) as u32,
+        counted_from: match (counter_at(&live), site_counts) {
+            (Some(i), _) => i as u32,
+            (None, true) => dec.insns.len() as u32,
+            (None, false) => 0,
+        },
         partial: Vec::new(),
     };
     let mut uncounted_state = false;
@@ -765,7 +815,7 @@ pub fn build(
         let partial: Vec<u32> = (0..UNROLL - 1).map(|_| code.label()).collect();
         // Every way out counts the loop's exits (entries, for attribution).
         let exit = code.label();
-        let fall_slot = crate::attribution::enabled().then(|| slots.reserve());
+        let fall_slot = dec.counted_fall().map(|_| slots.reserve());
         profile.fall_slot = fall_slot;
         for copy in 0..UNROLL {
             let last = copy + 1 == UNROLL;
@@ -792,7 +842,7 @@ pub fn build(
         }
         code.place(exit);
         if let Some(f) = fall_slot {
-            code.bump_keep_flags(f);
+            bump_fall(&mut code, f, dec.flags_dead_at_fall);
         }
         code.jmp(fall);
         slots.set(block_slot, stat);
@@ -806,11 +856,12 @@ pub fn build(
     }
     body.emit(
         &mut code,
-        Some(block_slot),
+        (!site_counts).then_some(block_slot),
         slots,
         classifier,
         &mut uncounted_state,
     );
+    let site_slot = site_counts.then_some(block_slot);
     let target = |resolver: &mut dyn Resolver, t: u64| -> Result<Target, String> {
         if t == dec.pc {
             Ok(Target::Abs(cache_start))
@@ -840,16 +891,10 @@ pub fn build(
                 }
                 cc => code.jcc(cc as u8 - 1, t),
             }
-            // Not taken: counted (taken = executions - not taken, for the
-            // loop entries attribution reports); flags may be live beyond.
-            // Only backward branches, which close loops (their not-taken
-            // side is the loop's exit, off the hot path); a forward branch's
-            // taken side is no loop's back edge in compiled code, and hot
-            // forward branches (an interpreter's dispatch) stay uncounted.
-            if crate::attribution::enabled() && taken <= insn.ip() {
+            if dec.counted_fall().is_some() {
                 let fall_slot = slots.reserve();
                 profile.fall_slot = Some(fall_slot);
-                code.bump_keep_flags(fall_slot);
+                bump_fall(&mut code, fall_slot, dec.flags_dead_at_fall);
             }
             code.jmp(target(resolver, fall)?);
         }
@@ -861,19 +906,19 @@ pub fn build(
         End::IndirectJump => {
             code.store_gs(header::SAVE_RAX, code::RAX);
             load_target(dec, dec.insns.len() - 1, &mut code)?;
-            cache::indirect_site(&mut code, resolver.record()?, routines);
+            cache::indirect_site(&mut code, resolver.record()?, routines, site_slot);
         }
         End::IndirectCall { ret } => {
             code.store_gs(header::SAVE_RAX, code::RAX);
             load_target(dec, dec.insns.len() - 1, &mut code)?;
             code.push_return(resolver.literal(ret)?);
-            cache::indirect_site(&mut code, resolver.record()?, routines);
+            cache::indirect_site(&mut code, resolver.record()?, routines, site_slot);
         }
         End::Return { pop } => {
             code.store_gs(header::SAVE_RAX, code::RAX);
             code.load_rsp_top();
             code.lea_rsp(8 + pop as i32);
-            cache::indirect_site(&mut code, resolver.record()?, routines);
+            cache::indirect_site(&mut code, resolver.record()?, routines, site_slot);
         }
         End::Syscall { next } => {
             // Ordinary system calls run here; those the engine must see

@@ -25,9 +25,9 @@ pub struct Translator {
     bufs: Option<translate::Buffers>,
     /// The last block's code, its buffers reused for the next.
     code: Option<crate::code::Code>,
-    /// What [`translate::flags_dead_at`] found at each call target looked
-    /// at (calls to one function from many places look once); forgotten
-    /// when the program's mappings change.
+    /// What [`translate::flags_dead_at`] found at each call target and
+    /// counted fall-through looked at (calls to one function from many
+    /// places look once); forgotten when the program's mappings change.
     pub flags_dead_at: FxHashMap<u64, bool>,
     /// The laid-out bytes of the block being placed, and its marks.
     placed: Vec<u8>,
@@ -209,22 +209,24 @@ impl Translator {
             }
             bufs = dec.recycle();
         };
-        dec.flags_dead_at_end = self.call_kills_flags(&dec);
+        dec.flags_dead_at_end = dec.call_target().is_some_and(|t| self.kills_flags(&dec, t));
+        dec.flags_dead_at_fall = dec
+            .counted_fall()
+            .is_some_and(|f| self.kills_flags(&dec, f));
         let r = self.translate_decoded(pc, &dec);
         self.bufs = Some(dec.recycle());
         r
     }
 
-    /// Whether the block ends in a call whose target writes the flags
+    /// Whether the code at `target`, where the block goes, writes the flags
     /// before reading them ([`translate::flags_dead_at`]), in code that
     /// cannot change unseen: neither the block nor the target on a page
     /// the program can write (directly, through another view of a shared
     /// file, or once the engine lifts its protection). A block relying on
-    /// the target's code is not invalidated with it.
-    fn call_kills_flags(&mut self, dec: &translate::Decoded) -> bool {
-        let Some(target) = dec.call_target() else {
-            return false;
-        };
+    /// the target's code is not invalidated with it. The target is the
+    /// callee of a call ending the block, or the code a counted conditional
+    /// branch falls to.
+    fn kills_flags(&mut self, dec: &translate::Decoded, target: u64) -> bool {
         if dec.writable {
             return false;
         }
@@ -405,6 +407,7 @@ fn link(stub: u64, cache: u64) {
 mod tests {
     use super::*;
     use crate::code::Code;
+    use std::sync::atomic::AtomicU64;
 
     /// Places `code` as a block of `a`.
     fn block(a: &mut Arena, code: &Code) -> u64 {
@@ -523,13 +526,15 @@ mod tests {
         a: Arena,
         table: cache::IblTable,
         targets: [u64; 3],
+        bank: u64,
     }
 
     impl Fixture {
         fn new() -> Fixture {
             let mut a = Arena::near(call as *const () as u64).expect("an arena");
             let table = cache::IblTable::new().expect("a table");
-            let bank = crate::sys::map_anon(header::COUNTERS, false).expect("a bank") as u64;
+            // The header and a page of counters.
+            let bank = crate::sys::map_anon(header::COUNTERS + 4096, false).expect("a bank") as u64;
             // SAFETY: the bank's IBL_TABLE word.
             unsafe { *((bank + header::IBL_TABLE as u64) as *mut u64) = table.base() };
             crate::sys::set_gs(bank);
@@ -540,17 +545,23 @@ mod tests {
                 ]);
                 block(&mut a, &c)
             });
-            Fixture { a, table, targets }
+            Fixture {
+                a,
+                table,
+                targets,
+                bank,
+            }
         }
 
         /// A block that sets eax to 100 and the carry flag to `carry`, then
-        /// ends in an indirect branch with `record` to its argument.
-        fn branch(&mut self, carry: bool, record: u64) -> u64 {
+        /// ends in an indirect branch with `record` to its argument, its
+        /// executions counted there in `count`.
+        fn branch(&mut self, carry: bool, record: u64, count: Option<u32>) -> u64 {
             let mut c = Code::default();
             c.bytes(&[0xb8, 100, 0, 0, 0, if carry { 0xf9 } else { 0xf8 }]);
             c.store_gs(header::SAVE_RAX, crate::code::RAX);
             c.bytes(&[0x48, 0x89, 0xf8]); // mov rax, rdi
-            cache::indirect_site(&mut c, record, &self.a.routines);
+            cache::indirect_site(&mut c, record, &self.a.routines, count);
             block(&mut self.a, &c)
         }
     }
@@ -581,13 +592,19 @@ mod tests {
         // 0x2000 at its first probe, 0x2000 + 4 MiB (same start) at the next.
         let far = 0x2000 + (1 << 22);
         assert!(f.table.insert(0x2000, first) && f.table.insert(far, second));
-        for carry in [false, true] {
-            let site = f.branch(carry, record);
-            let c = u32::from(carry);
-            assert_eq!(call_with(site, 0x1000), 110 + c, "the branch's own target");
-            assert_eq!(call_with(site, 0x2000), 120 + c, "the first probe");
-            assert_eq!(call_with(site, far), 130 + c, "the shared probes");
+        // SAFETY: counter slot 0 of the fixture's bank.
+        let counter = unsafe { &*((f.bank + header::counter(0) as u64) as *const AtomicU64) };
+        for count in [None, Some(0)] {
+            for carry in [false, true] {
+                let site = f.branch(carry, record, count);
+                let c = u32::from(carry);
+                assert_eq!(call_with(site, 0x1000), 110 + c, "the branch's own target");
+                assert_eq!(call_with(site, 0x2000), 120 + c, "the first probe");
+                assert_eq!(call_with(site, far), 130 + c, "the shared probes");
+            }
         }
+        // Counted in the branch's code, the flags kept: two blocks, three runs each.
+        assert_eq!(counter.load(Ordering::Relaxed), 6);
     }
 
     #[test]
