@@ -59,6 +59,67 @@ fn events_names_a_known_set_and_rejects_an_unknown_one() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `--uarch` and `--arch` are one option with one set of names in every
+/// command: the peak's table names and the event sets' (`peak --uarch zen4`
+/// was taken while `peak --arch skx` and `events --uarch "Zen 4"` were not).
+#[test]
+fn peak_and_events_take_either_option_and_either_kind_of_name() {
+    let stdout = |args: &[&str]| {
+        let out = Command::new(FLOPSCOPE).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let uarch_line = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("uarch"))
+            .unwrap_or_else(|| panic!("no uarch line in {text}"))
+            .to_string()
+    };
+    let by_table = uarch_line(&stdout(&["peak", "--uarch", "Skylake-SP"]));
+    assert!(
+        by_table.contains("Skylake-SP: 2 x 512-bit FMA"),
+        "{by_table}"
+    );
+    for args in [
+        ["peak", "--arch", "skx"],
+        ["peak", "--uarch", "skx"],
+        ["peak", "--arch", "skylake-sp"],
+    ] {
+        assert_eq!(uarch_line(&stdout(&args)), by_table, "{args:?}");
+    }
+    assert!(uarch_line(&stdout(&["peak", "--arch", "hsw"])).contains("Haswell"));
+    // The table's own entry first, where it has one.
+    let clx = uarch_line(&stdout(&["peak", "--arch", "cascadelake"]));
+    assert!(clx.contains("Cascade Lake"), "{clx}");
+    let zen4 = stdout(&["events", "--arch", "zen4"]);
+    assert!(zen4.starts_with("zen4: AMD Zen 4"), "{zen4}");
+    for args in [
+        ["events", "--uarch", "Zen 4"],
+        ["events", "--uarch", "ZEN-4"],
+        ["events", "--arch", "Zen 4"],
+    ] {
+        assert_eq!(stdout(&args), zen4, "{args:?}");
+    }
+    assert!(stdout(&["events", "--arch", "Sandy Bridge"]).starts_with("snb:"));
+    // A set the peak table has no entry for is refused by name, with where
+    // the names are listed.
+    let out = Command::new(FLOPSCOPE)
+        .args(["peak", "--arch", "lnl"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nor is \"lnl\" an event set with an entry in that table")
+            && err.contains("flopscope events --list"),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_sde_mix_imports_to_the_parse_sde_totals() {
     let dir = tempfile::tempdir().unwrap();

@@ -607,10 +607,21 @@ pub fn event_set_names() -> Vec<&'static str> {
     event_sets().iter().map(|s| s.name.as_str()).collect()
 }
 
-/// The set named `name` or with `name` as an alias (case-insensitive).
+/// The set named `name` or with `name` as an alias, compared on letters and
+/// digits alone, whatever their case: `zen4` is also "Zen 4", and
+/// `sandybridge` "Sandy Bridge", as `flopscope peak --uarch` names them.
 pub fn event_set_named(name: &str) -> Option<&'static EventSet> {
+    let key = |n: &str| {
+        n.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect::<String>()
+    };
+    let wanted = key(name);
     event_sets().iter().find(|s| {
-        s.name.eq_ignore_ascii_case(name) || s.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+        std::iter::once(&s.name)
+            .chain(&s.aliases)
+            .any(|n| key(n) == wanted)
     })
 }
 

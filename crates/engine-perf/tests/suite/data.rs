@@ -192,6 +192,11 @@ fn names_and_aliases_resolve() {
     assert_eq!(set("zen3").name, "zen2");
     assert_eq!(set("CascadeLake").name, "skx");
     assert_eq!(set("grace").name, "neoverse-v2");
+    // As the peak's table spells them: spaces, dashes and underscores aside.
+    assert_eq!(set("Zen 4").name, "zen4");
+    assert_eq!(set("Sandy Bridge").name, "snb");
+    assert_eq!(set("ICE_LAKE-SP").name, "icx");
+    assert_eq!(set("Neoverse N1").name, "neoverse-n1");
     let e = flopscope_engine_perf::event_set_by_name("pentium4").unwrap_err();
     assert!(
         matches!(e, PerfError::UnknownArch { .. }) && e.to_string().contains("zen5"),

@@ -34,8 +34,9 @@ pub struct CountArgs {
     #[arg(long, value_enum, default_value = "auto")]
     engine: EngineKind,
     /// perf engine: use this event set instead of the detected CPU's
-    /// (`flopscope events --list` names them).
-    #[arg(long, value_name = "NAME")]
+    /// (`flopscope events --list` names them; `flopscope peak`'s names,
+    /// such as "Zen 4", are taken too).
+    #[arg(long, visible_alias = "uarch", value_name = "NAME")]
     arch: Option<String>,
     /// perf engine: do not read the memory controllers (no DRAM bytes).
     #[arg(long)]

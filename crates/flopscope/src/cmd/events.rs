@@ -11,8 +11,9 @@ use std::path::Path;
     after_help = "Examples:\n  flopscope events            # this CPU, and whether its PMU can be opened\n  flopscope events --arch zen4\n  flopscope events --list"
 )]
 pub struct EventsArgs {
-    /// A microarchitecture's event set instead of this CPU's (see --list).
-    #[arg(long, value_name = "NAME")]
+    /// A microarchitecture's event set instead of this CPU's (see --list;
+    /// `flopscope peak`'s names, such as "Zen 4", are taken too).
+    #[arg(long, visible_alias = "uarch", value_name = "NAME")]
     arch: Option<String>,
     /// List the known event sets.
     #[arg(long)]

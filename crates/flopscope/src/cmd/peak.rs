@@ -31,8 +31,10 @@ pub struct OverrideArgs {
     /// Number of cores instead of the detected physical cores.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), global = true)]
     pub cores: Option<u32>,
-    /// Microarchitecture table entry instead of the detected one (for example "Zen 4").
-    #[arg(long, value_name = "NAME", global = true)]
+    /// Microarchitecture table entry instead of the detected one (for
+    /// example "Zen 4"; an event set's name as `flopscope events --list`
+    /// gives it, such as skx, is taken too).
+    #[arg(long, visible_alias = "arch", value_name = "NAME", global = true)]
     pub uarch: Option<String>,
 }
 
@@ -51,17 +53,38 @@ fn positive_f64(s: &str) -> Result<f64, String> {
 }
 
 impl OverrideArgs {
-    /// The overrides, with `--uarch` checked against the table.
+    /// The overrides, with `--uarch` resolved to its table entry.
     pub fn overrides(&self) -> Result<Overrides> {
-        if let Some(name) = &self.uarch {
-            uarch_named(name)?;
-        }
+        let uarch = match &self.uarch {
+            Some(name) => Some(table_entry(name)?.name),
+            None => None,
+        };
         Ok(Overrides {
             freq_ghz: self.freq,
             cores: self.cores,
-            uarch: self.uarch.clone(),
+            uarch,
         })
     }
+}
+
+/// The table entry `name` names, or the first one an event set of that name
+/// (`flopscope events --arch`, `count --arch`) is also called: `skx` is
+/// "Skylake-SP" (its alias skylake-sp), `hsw` "Haswell".
+fn table_entry(name: &str) -> Result<flopscope_machine::Uarch> {
+    uarch_named(name).or_else(|e| {
+        flopscope_engine_perf::event_set_named(name)
+            .and_then(|set| {
+                std::iter::once(&set.name)
+                    .chain(&set.aliases)
+                    .find_map(|n| uarch_named(n).ok())
+            })
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{e}; nor is {name:?} an event set with an entry in that table \
+                     (`flopscope events --list` names the sets)"
+                )
+            })
+    })
 }
 
 pub fn run(a: PeakArgs) -> Result<i32> {
