@@ -49,9 +49,17 @@ pub fn build(source: &str, flags: &[&str]) -> PathBuf {
 
 /// [`build`] with the compiler named `compiler` (`musl-gcc`).
 pub fn build_by(compiler: &str, source: &str, flags: &[&str]) -> PathBuf {
+    let key = format!("{compiler} {source} {}", flags.join(" "));
+    built_once(key, || compile(compiler, source, flags))
+}
+
+/// What `make` builds, made once per `key` in this test process: tests run
+/// on parallel threads, and one rebuilding a program (its files truncated
+/// and written anew) while another runs or symbolizes it made the other's
+/// library unreadable (its functions named `libwhere.so+0x...`).
+pub fn built_once(key: String, make: impl FnOnce() -> PathBuf) -> PathBuf {
     type Cache = Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>;
     static BUILT: OnceLock<Cache> = OnceLock::new();
-    let key = format!("{compiler} {source} {}", flags.join(" "));
     let slot = BUILT
         .get_or_init(Default::default)
         .lock()
@@ -59,8 +67,7 @@ pub fn build_by(compiler: &str, source: &str, flags: &[&str]) -> PathBuf {
         .entry(key)
         .or_default()
         .clone();
-    slot.get_or_init(|| compile(compiler, source, flags))
-        .clone()
+    slot.get_or_init(make).clone()
 }
 
 /// Builds the Go program in `tests/kernels/go/<name>` (a module of its own)
