@@ -769,18 +769,10 @@ fn flags_after_a_loop_and_across_a_return_reach_the_code_that_reads_them() {
         .op("add", half);
     let mut f = Failures::default();
     f.expect(&format!("flags_after_loop {n}"), &r, &e);
-    f.assert_none();
     for function in ["carry_self", "carry_two", "fresh_self", "fresh_two"] {
-        let row = r.0["loops"]
-            .as_array()
-            .and_then(|loops| loops.iter().find(|l| l["function"] == function))
-            .unwrap_or_else(|| panic!("no loop in {function}"));
-        assert_eq!(
-            ["entries", "iterations"].map(|k| row[k].as_u64()),
-            [Some(n), Some(4 * n)],
-            "{function}'s loop (entries, iterations)"
-        );
+        f.loop_of(&r, function, n, 4 * n);
     }
+    f.assert_none();
 }
 
 /// shift_keeps_flags.c: a zero flag set in one block is read in the next,

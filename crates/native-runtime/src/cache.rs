@@ -348,9 +348,7 @@ pub fn indirect_site(c: &mut Code, record: u64, r: &Routines, count: Option<u32>
     let (poly, fill) = (c.label(), c.label());
     c.store_gs(header::SAVE_RCX, RCX);
     if let Some(slot) = count {
-        c.load_gs(RCX, header::counter(slot));
-        c.bytes(&[0x48, 0x8d, 0x49, 0x01]); // lea rcx, [rcx+1]
-        c.store_gs(header::counter(slot), RCX);
+        c.add_through(RCX, slot, 1);
     }
     c.rip(&[0x48, 0x8b, 0x0d, 0, 0, 0, 0], 3, record); // mov rcx, [record]
     c.bytes(&[0x48, 0x8d, 0x0c, 0x08]); // lea rcx, [rax+rcx]

@@ -227,10 +227,17 @@ impl Code {
     /// Adds `n` to a counter, leaving the flags alone.
     pub fn add_keep_flags(&mut self, slot: u32, n: i8) {
         self.store_gs(header::SAVE_RAX, RAX);
-        self.load_gs(RAX, header::counter(slot));
-        self.bytes(&[0x48, 0x8d, 0x40, n as u8]); // lea rax, [rax+n]
-        self.store_gs(header::counter(slot), RAX);
+        self.add_through(RAX, slot, n);
         self.load_gs(RAX, header::SAVE_RAX);
+    }
+    /// Adds `n` to a counter through `reg` (rax to rdi), whose value the
+    /// caller has saved, leaving the flags alone: load, `lea reg,
+    /// [reg+n]`, store.
+    pub fn add_through(&mut self, reg: u8, slot: u32, n: i8) {
+        debug_assert!(reg < 8, "a register without a REX extension");
+        self.load_gs(reg, header::counter(slot));
+        self.bytes(&[0x48, 0x8d, 0x40 | reg << 3 | reg, n as u8]);
+        self.store_gs(header::counter(slot), reg);
     }
     /// `lahf; seto al; mov gs:[SAVE_FLAGS], rax` (rax saved before).
     pub fn save_flags(&mut self) {

@@ -712,7 +712,8 @@ pub fn build(
         dec.end,
         End::IndirectJump | End::IndirectCall { .. } | End::Return { .. }
     );
-    let site_counts = ends_indirect && counter_at(&live).is_none();
+    let counter = counter_at(&live);
+    let site_counts = ends_indirect && counter.is_none();
     let mut stat = Desc::with_capacity(8);
     let mut code = code.reset();
     // Always: samples map back through the marks, and so does the program
@@ -730,7 +731,7 @@ pub fn build(
         insns: Vec::with_capacity(dec.insns.len()),
         items: Vec::with_capacity(dec.insns.len() * 3),
         dynamic: Vec::new(),
-        counted_from: match (counter_at(&live), site_counts) {
+        counted_from: match (counter, site_counts) {
             (Some(i), _) => i as u32,
             (None, true) => dec.insns.len() as u32,
             (None, false) => 0,
