@@ -7,8 +7,9 @@
 //! maps each: a compiler's process runs a million distinct instructions,
 //! and the maps cost their allocations, their memory and their copying.
 
+use flopscope_counter_file::code_view::{self, BlockRef, RecordRef};
 use flopscope_counter_file::layout::SlotKind;
-use flopscope_counter_file::profile::{self, End, PieceKind, Record, DYNAMIC_COUNTERS};
+use flopscope_counter_file::profile::{self, End, PieceKind, DYNAMIC_COUNTERS};
 use flopscope_counter_file::read::{add_slot, CounterFile};
 use flopscope_model::Counts;
 use flopscope_symbols::Mapping;
@@ -102,8 +103,8 @@ impl Executed {
             return Ok(None);
         }
         let cf = CounterFile::open(counters).map_err(|e| format!("{}: {e}", counters.display()))?;
-        let records =
-            profile::read_records(&code).map_err(|e| format!("{}: {e}", code.display()))?;
+        let data = profile::read_code(&code).map_err(|e| format!("{}: {e}", code.display()))?;
+        let records = code_view::records(&data);
         let banks: Vec<bool> = cf.bank_regions().iter().map(|r| keep(r)).collect();
         let runs = runs(&profile::prof_path(counters), &banks, &records)
             .map_err(|e| format!("{}: {e}", counters.display()))?;
@@ -123,9 +124,9 @@ impl Executed {
         let mut maps_before = Vec::with_capacity(records.len());
         for r in &records {
             maps_before.push(out.snapshots.len());
-            if let Record::Maps { delta, text } = r {
-                let shift = |a: u64| (a as i64).wrapping_sub(*delta) as u64;
-                let maps = flopscope_symbols::parse_maps(text)
+            if let RecordRef::Maps { delta, text } = *r {
+                let shift = |a: u64| (a as i64).wrapping_sub(delta) as u64;
+                let maps = flopscope_symbols::parse_maps(&String::from_utf8_lossy(text))
                     .into_iter()
                     .map(|m| Mapping {
                         start: shift(m.start),
@@ -206,20 +207,20 @@ fn counts_nothing(b: &ExecBlock, items: &[Item], kinds: &[SlotKind]) -> bool {
 }
 
 /// Every counter summed over the banks kept (`banks[b]`).
-fn runs(prof: &Path, banks: &[bool], records: &[Record]) -> std::io::Result<Vec<u64>> {
+fn runs(prof: &Path, banks: &[bool], records: &[RecordRef]) -> std::io::Result<Vec<u64>> {
     let mut n = 0u32;
     for r in records {
         match r {
-            Record::Block(b) => {
-                for p in &b.pieces {
+            RecordRef::Block(b) => {
+                for p in b.pieces() {
                     n = n.max(p.counter.saturating_add(1));
                 }
                 for c in [b.taken_counter, b.fall_counter].into_iter().flatten() {
                     n = n.max(c + 1);
                 }
             }
-            Record::Dynamic { counter, .. } => n = n.max(counter + DYNAMIC_COUNTERS),
-            Record::Maps { .. } => {}
+            RecordRef::Dynamic { counter, .. } => n = n.max(counter + DYNAMIC_COUNTERS),
+            RecordRef::Maps { .. } => {}
         }
     }
     let n = n.min(profile::COUNTERS_PER_BANK);
@@ -264,7 +265,7 @@ const MIN_CHUNK: usize = 20_000;
 /// `records` cut into about equal runs of records, one a thread (at most
 /// `threads`), each ending just after a block: an instruction's dynamic
 /// access record comes just before its block's.
-fn chunks(records: &[Record], threads: usize) -> Vec<std::ops::Range<usize>> {
+fn chunks(records: &[RecordRef], threads: usize) -> Vec<std::ops::Range<usize>> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(threads)
@@ -274,7 +275,7 @@ fn chunks(records: &[Record], threads: usize) -> Vec<std::ops::Range<usize>> {
     let mut from = 0;
     for t in 1..threads {
         let mut to = (records.len() * t / threads).max(from);
-        while to < records.len() && !matches!(records[to - 1], Record::Block(_)) {
+        while to < records.len() && !matches!(records[to - 1], RecordRef::Block(_)) {
             to += 1;
         }
         if to > from {
@@ -289,7 +290,7 @@ fn chunks(records: &[Record], threads: usize) -> Vec<std::ops::Range<usize>> {
 /// The executed blocks of `records[range]` and their items (numbered from
 /// the chunk's first); `maps_before`: the mappings recorded before each.
 fn blocks_of(
-    records: &[Record],
+    records: &[RecordRef],
     maps_before: &[usize],
     range: std::ops::Range<usize>,
     at: &Tables,
@@ -302,11 +303,11 @@ fn blocks_of(
     let mut pending: HashMap<u64, u32> = HashMap::new();
     for i in range {
         match &records[i] {
-            Record::Maps { .. } => {}
-            Record::Dynamic { counter, pc } => {
+            RecordRef::Maps { .. } => {}
+            RecordRef::Dynamic { counter, pc } => {
                 pending.insert(*pc, *counter);
             }
-            Record::Block(b) => {
+            RecordRef::Block(b) => {
                 let mark = items.len();
                 let mut to = Items {
                     items: &mut items,
@@ -334,7 +335,7 @@ struct Items<'a> {
 }
 
 fn exec_block(
-    b: &profile::Block,
+    b: &BlockRef,
     tables: &Tables,
     at: &mut Items,
     dynamic: &mut HashMap<u64, u32>,
@@ -342,35 +343,31 @@ fn exec_block(
 ) -> ExecBlock {
     let run = |c: u32| tables.runs.get(c as usize).copied().unwrap_or(0);
     // The block's executions: its first piece's, and its copies'.
-    let copies: u64 = b
-        .pieces
-        .iter()
-        .filter(|p| p.kind == PieceKind::Copy)
-        .map(|p| run(p.counter))
-        .sum();
-    let block_runs = b.pieces.first().map(|p| run(p.counter)).unwrap_or(0) + copies;
-    let listed = b
-        .pieces
-        .iter()
-        .filter(|p| p.kind != PieceKind::Extra)
-        .map(|p| p.insns.len())
-        .sum();
+    let (mut block_runs, mut listed) = (0, 0);
+    for (k, p) in b.pieces().enumerate() {
+        if k == 0 || p.kind == PieceKind::Copy {
+            block_runs += run(p.counter);
+        }
+        if p.kind != PieceKind::Extra {
+            listed += p.len();
+        }
+    }
     let mut insns: Vec<ExecInsn> = Vec::with_capacity(listed);
     at.scratch.clear();
-    for (k, p) in b.pieces.iter().enumerate() {
+    for (k, p) in b.pieces().enumerate() {
         let n = match (k, p.kind) {
             (_, PieceKind::Copy) => continue,
             (0, _) => block_runs,
             _ => run(p.counter),
         };
-        for i in &p.insns {
+        for i in p.insns() {
             // Run-time work adds to its instruction's counts: the block's
             // instructions stay listed once each, in address order.
             let own = (p.kind == PieceKind::Extra)
                 .then(|| insns.iter().position(|x| x.pc == i.pc))
                 .flatten();
             let index = own.unwrap_or(insns.len()) as u32;
-            for &(slot, inc) in &i.items {
+            for (slot, inc) in i.items() {
                 if let Some(Some(kind)) = tables.slot_kind.get(slot as usize) {
                     let amount = u64::from(inc) * n;
                     at.scratch.push((
@@ -488,7 +485,11 @@ mod tests {
             items: &mut items,
             scratch: &mut scratch,
         };
-        let b = exec_block(&block, &tables, &mut at, &mut HashMap::new(), 1);
+        let bytes = profile::Record::Block(block).encode();
+        let [RecordRef::Block(view)] = code_view::records(&bytes)[..] else {
+            panic!("one block record");
+        };
+        let b = exec_block(&view, &tables, &mut at, &mut HashMap::new(), 1);
         assert_eq!(b.runs, 15);
         let ex = Executed {
             blocks: vec![b],

@@ -14,6 +14,7 @@
 //! - [`profile`]: the executed code (blocks, their instructions' counts,
 //!   their ends) and per-block counters, for attribution.
 
+pub mod code_view;
 pub mod layout;
 pub mod orphans;
 pub mod profile;

@@ -86,7 +86,7 @@ impl End {
         }
     }
 
-    fn decode(kind: u32, a: u64, b: u64) -> Option<End> {
+    pub(crate) fn decode(kind: u32, a: u64, b: u64) -> Option<End> {
         Some(match kind {
             1 => End::Fall { next: b },
             2 => End::Cond { taken: a, next: b },
@@ -150,7 +150,7 @@ impl PieceKind {
             PieceKind::Extra => 2,
         }
     }
-    fn from_code(c: u32) -> Option<PieceKind> {
+    pub(crate) fn from_code(c: u32) -> Option<PieceKind> {
         Some(match c {
             0 => PieceKind::Own,
             1 => PieceKind::Copy,
@@ -191,7 +191,7 @@ pub enum Record {
     },
 }
 
-const NO_COUNTER: u32 = u32::MAX;
+pub(crate) const NO_COUNTER: u32 = u32::MAX;
 
 impl Record {
     pub fn encode(&self) -> Vec<u8> {
@@ -300,99 +300,20 @@ impl<'a> BlockBytes<'a> {
     }
 }
 
-/// Reads little-endian words; `None` at the end of the data.
-struct Cursor<'a> {
-    data: &'a [u8],
-    at: usize,
-}
-
-impl Cursor<'_> {
-    fn u32(&mut self) -> Option<u32> {
-        let v = self.data.get(self.at..self.at + 4)?;
-        self.at += 4;
-        Some(u32::from_le_bytes(v.try_into().ok()?))
-    }
-    fn u64(&mut self) -> Option<u64> {
-        let v = self.data.get(self.at..self.at + 8)?;
-        self.at += 8;
-        Some(u64::from_le_bytes(v.try_into().ok()?))
-    }
-    fn bytes(&mut self, n: usize) -> Option<&[u8]> {
-        let v = self.data.get(self.at..self.at + n)?;
-        self.at += n;
-        Some(v)
-    }
-
-    fn record(&mut self) -> Option<Record> {
-        Some(match self.u32()? {
-            1 => {
-                let n_pieces = self.u32()?;
-                let start = self.u64()?;
-                let kind = self.u32()?;
-                let taken = self.u32()?;
-                let fall = self.u32()?;
-                self.u32()?;
-                let (a, c) = (self.u64()?, self.u64()?);
-                let mut pieces = Vec::with_capacity(n_pieces.min(256) as usize);
-                for _ in 0..n_pieces {
-                    let counter = self.u32()?;
-                    let kind = PieceKind::from_code(self.u32()?)?;
-                    let n = self.u32()?;
-                    self.u32()?;
-                    let mut insns = Vec::with_capacity(n.min(4096) as usize);
-                    for _ in 0..n {
-                        let pc = self.u64()?;
-                        let k = self.u32()?;
-                        self.u32()?;
-                        let items = (0..k)
-                            .map(|_| Some((self.u32()?, self.u32()?)))
-                            .collect::<Option<Vec<_>>>()?;
-                        insns.push(Insn { pc, items });
-                    }
-                    pieces.push(Piece {
-                        counter,
-                        kind,
-                        insns,
-                    });
-                }
-                Record::Block(Block {
-                    start,
-                    end: End::decode(kind, a, c)?,
-                    taken_counter: (taken != NO_COUNTER).then_some(taken),
-                    fall_counter: (fall != NO_COUNTER).then_some(fall),
-                    pieces,
-                })
-            }
-            2 => Record::Dynamic {
-                counter: self.u32()?,
-                pc: self.u64()?,
-            },
-            3 => {
-                let len = self.u32()? as usize;
-                let delta = self.u64()? as i64;
-                let text = String::from_utf8_lossy(self.bytes(len)?).into_owned();
-                self.bytes(len.next_multiple_of(8) - len)?;
-                Record::Maps { delta, text }
-            }
-            _ => return None,
-        })
-    }
-}
-
 /// Decodes a code table; a truncated or unknown last record ends it.
+/// Owned records: see [`crate::code_view::records`], which reads them in
+/// place.
 pub fn decode_records(data: &[u8]) -> Vec<Record> {
-    let mut c = Cursor { data, at: 0 };
-    let mut out = Vec::new();
-    while let Some(r) = c.record() {
-        out.push(r);
-    }
-    out
+    crate::code_view::records(data)
+        .iter()
+        .map(|r| r.to_record())
+        .collect()
 }
 
-/// Reads a code table file (an absent file is an empty table).
-pub fn read_records(path: &Path) -> std::io::Result<Vec<Record>> {
+/// A code table file's bytes (an absent file is an empty table).
+pub fn read_code(path: &Path) -> std::io::Result<Vec<u8>> {
     match std::fs::read(path) {
-        Ok(data) => Ok(decode_records(&data)),
+        Ok(data) => Ok(data),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e),
     }
