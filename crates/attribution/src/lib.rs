@@ -1,6 +1,8 @@
 //! Where the work is: a counted run's executed blocks attributed to
 //! functions, natural loops and source lines, exactly.
 //!
+//! - `ahead`: the modules most processes map, loaded while the program
+//!   runs;
 //! - [`executed`]: one process's executed code, read back from the files
 //!   an engine leaves (counter file, code table, per-bank block counters);
 //! - [`place`]: addresses to module, function (inlined ones included) and
@@ -31,6 +33,7 @@
 //! println!("{} functions, {warnings:?}", report.functions.len());
 //! ```
 
+mod ahead;
 pub mod calls;
 pub mod executed;
 pub mod loops;
@@ -41,6 +44,7 @@ mod split;
 mod tally;
 pub mod time;
 
+pub use ahead::{load_ahead, program_ended};
 pub use executed::Executed;
 /// The environment variable that turns attribution off in the engines.
 pub use flopscope_counter_file::profile::OFF_ENV;

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 /// At most this many workers: each holds a process's executed code and
 /// its places in memory (some 500 MB for a compiler's).
-const MAX_WORKERS: usize = 4;
+pub(crate) const MAX_WORKERS: usize = 4;
 
 /// One file's attribution (none without a code table) and its warnings.
 pub type Attributed = (Option<Attribution>, Vec<String>);

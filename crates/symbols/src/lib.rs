@@ -38,6 +38,7 @@ mod fde;
 mod maps;
 mod module;
 mod plt;
+pub mod preload;
 mod symtab;
 
 use std::collections::HashMap;
@@ -148,6 +149,11 @@ const _: () = {
     send::<Symbolizer>();
 };
 
+/// Where separate debug files are looked for by default: `/usr/lib/debug`.
+pub fn default_debug_roots() -> Vec<PathBuf> {
+    vec![PathBuf::from("/usr/lib/debug")]
+}
+
 impl Default for Symbolizer {
     fn default() -> Self {
         Self::new()
@@ -157,7 +163,7 @@ impl Default for Symbolizer {
 impl Symbolizer {
     /// A symbolizer that finds separate debug files under `/usr/lib/debug`.
     pub fn new() -> Self {
-        Self::with_debug_roots(vec![PathBuf::from("/usr/lib/debug")])
+        Self::with_debug_roots(default_debug_roots())
     }
 
     /// A symbolizer that finds separate debug files under `roots` (gdb's
@@ -243,7 +249,9 @@ impl Symbolizer {
             self.last = match self.by_path.get(path) {
                 Some(&i) => i,
                 None => {
-                    let module = Module::load(path, &self.debug_roots);
+                    let module = preload::AHEAD
+                        .take(path, &self.debug_roots)
+                        .unwrap_or_else(|| Module::load(path, &self.debug_roots));
                     self.modules.push((path.to_path_buf(), module));
                     self.by_path
                         .insert(path.to_path_buf(), self.modules.len() - 1);

@@ -405,9 +405,12 @@ pub fn run(a: CountArgs) -> Result<i32> {
     } else {
         None
     };
-    let mut report = engine
-        .count(&a.command)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if attribute {
+        flopscope_attribution::load_ahead(program_file(&a.command).as_deref());
+    }
+    let counted = engine.count(&a.command);
+    flopscope_attribution::program_ended();
+    let mut report = counted.map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(why) = fallback {
         report.warnings.insert(0, why);
     }
@@ -501,6 +504,23 @@ pub fn run(a: CountArgs) -> Result<i32> {
     // compiler's report, 100,000 rows of maps, took 80 ms to free).
     std::mem::forget(report);
     Ok(code)
+}
+
+/// The ELF file `command` runs: its first word found as a shell finds it,
+/// or the interpreter a `#!` script names. `None` where that cannot be told.
+fn program_file(command: &[String]) -> Option<PathBuf> {
+    use flopscope_engine_qemu::host::program;
+    let mut file = program::resolve(command.first()?).ok()?;
+    for _ in 0..4 {
+        let head = program::read_head(&file).ok()?;
+        if head.starts_with(b"\x7fELF") {
+            return std::fs::canonicalize(file).ok();
+        }
+        let line = head.strip_prefix(b"#!")?.split(|b| *b == b'\n').next()?;
+        let interpreter = String::from_utf8_lossy(line);
+        file = program::resolve(interpreter.split_whitespace().next()?).ok()?;
+    }
+    None
 }
 
 /// The time of the counted run, where the engine ran the program natively
