@@ -20,6 +20,7 @@
 //!   cycle), and members of a cycle of several functions do not include
 //!   each other.
 
+use flopscope_model::counts::FpTally;
 use flopscope_model::Counts;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -50,9 +51,10 @@ impl Calls {
         }
     }
 
-    /// A call to a PLT stub continues to the function of its name (the one
-    /// with the most entries, when several modules define it).
-    fn through_plt(&mut self) {
+    /// Calls to PLT stubs continuing to the function of their name (the one
+    /// with the most entries, when several modules define it): (stub,
+    /// function) and the stub's entries.
+    fn through_plt(&self) -> Vec<((&FnKey, &FnKey), u64)> {
         let mut by_name: HashMap<&str, (&FnKey, u64)> = HashMap::new();
         for (k, n) in &self.entries {
             if k.1.ends_with("@plt") {
@@ -67,33 +69,48 @@ impl Calls {
         for (k, n) in &self.entries {
             if let Some(target) = k.1.strip_suffix("@plt") {
                 if let Some((callee, _)) = by_name.get(target) {
-                    extra.push(((k.clone(), (*callee).clone()), *n));
+                    extra.push(((k, *callee), *n));
                 }
             }
         }
-        for (edge, n) in extra {
-            *self.edges.entry(edge).or_default() += n;
-        }
+        extra
     }
 
     /// Inclusive counts and the shares used, per function: `time_local`
     /// gives local values of another measure (time) to propagate alike.
     pub fn inclusive(
-        mut self,
+        &self,
         time_local: &HashMap<FnKey, f64>,
     ) -> BTreeMap<FnKey, (Counts, Option<f64>)> {
-        self.through_plt();
-        let nodes: BTreeSet<FnKey> = self
+        let plt = self.through_plt();
+        let edges = || {
+            self.edges
+                .iter()
+                .map(|((a, b), n)| ((a, b), *n))
+                .chain(plt.iter().copied())
+        };
+        let nodes: BTreeSet<&FnKey> = self
             .local
             .keys()
-            .chain(self.edges.keys().flat_map(|(a, b)| [a, b]))
-            .cloned()
+            .chain(edges().flat_map(|((a, b), _)| [a, b]))
             .collect();
-        let index: HashMap<&FnKey, usize> = nodes.iter().enumerate().map(|(i, k)| (k, i)).collect();
-        let keys: Vec<&FnKey> = nodes.iter().collect();
+        let keys: Vec<&FnKey> = nodes.into_iter().collect();
+        let index: HashMap<&FnKey, usize> = keys.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+        // Each caller's callees in key order, a callee once (a stub's call
+        // to its function adds to a direct call of it, if any).
         let mut out_edges: Vec<Vec<(usize, u64)>> = vec![Vec::new(); keys.len()];
-        for ((a, b), n) in &self.edges {
-            out_edges[index[a]].push((index[b], *n));
+        for ((a, b), n) in edges() {
+            out_edges[index[a]].push((index[b], n));
+        }
+        for es in &mut out_edges {
+            es.sort_unstable_by_key(|&(g, _)| g);
+            es.dedup_by(|(g, n), (kept, m)| {
+                let same = g == kept;
+                if same {
+                    *m += *n;
+                }
+                same
+            });
         }
         let scc = sccs(&out_edges);
         // Entries from within a callee's own cycle (recursion) are not calls
@@ -124,7 +141,7 @@ impl Calls {
                         .saturating_sub(internal[g])
                         .max(calls);
                     if let Some((gc, gt)) = &result[g] {
-                        c.merge(&scaled(gc, calls, entered));
+                        add_scaled(&mut c, gc, calls, entered);
                         if let Some(gt) = gt {
                             *t.get_or_insert(0.0) += gt * calls as f64 / entered as f64;
                         }
@@ -140,28 +157,32 @@ impl Calls {
     }
 }
 
-/// `c` x num / den, each count rounded to the nearest whole.
-fn scaled(c: &Counts, num: u64, den: u64) -> Counts {
+/// Adds `c` x num / den into `into`, each count rounded to the nearest
+/// whole (without a scaled copy: a call graph of 40,000 edges made as many).
+fn add_scaled(into: &mut Counts, c: &Counts, num: u64, den: u64) {
     if num == den {
-        return c.clone();
+        return into.merge(c);
     }
     let s =
         |x: u64| ((u128::from(x) * u128::from(num) + u128::from(den) / 2) / u128::from(den)) as u64;
-    let mut o = c.clone();
-    o.instructions = s(o.instructions);
-    for t in o.fp_instructions.values_mut() {
-        t.count = s(t.count);
-        t.flop = s(t.flop);
+    into.instructions += s(c.instructions);
+    for (k, t) in &c.fp_instructions {
+        into.fp_instructions.entry(*k).or_default().add(FpTally {
+            count: s(t.count),
+            flop: s(t.flop),
+        });
     }
-    for v in o
-        .flop
-        .values_mut()
-        .chain(o.mem_read.values_mut())
-        .chain(o.mem_write.values_mut())
-    {
-        *v = s(*v);
+    for (k, v) in &c.flop {
+        *into.flop.entry(*k).or_default() += s(*v);
     }
-    o
+    for (from, to) in [
+        (&c.mem_read, &mut into.mem_read),
+        (&c.mem_write, &mut into.mem_write),
+    ] {
+        for (k, v) in from {
+            *to.entry(*k).or_default() += s(*v);
+        }
+    }
 }
 
 struct Sccs {

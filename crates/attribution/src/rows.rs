@@ -246,7 +246,6 @@ impl Attribution {
                 }
             }
         }
-        let inclusive = self.calls.clone().inclusive(&local_time);
         let timed = |n: u64, c: &Counts| -> (Option<f64>, Option<u64>, Option<f64>) {
             let Some(s) = samples else {
                 return (None, None, None);
@@ -255,77 +254,105 @@ impl Attribution {
             let g = t.and_then(|t| gflops(c.flop_total(), Seconds(t)));
             (t, Some(n), g)
         };
-        let mut functions: Vec<FunctionRow> = self
-            .functions
-            .iter()
-            .map(|(key, f)| {
-                (
-                    key,
-                    f,
-                    timed(fn_samples.get(key).copied().unwrap_or(0), &f.counts),
-                )
-            })
-            .map(|((module, name), f, (time_s, n, g))| FunctionRow {
-                name: name.to_string(),
-                module: module.to_string(),
-                address: format!("{:#x}", f.address),
-                file: f.first_line.as_ref().map(|(_, file)| file.to_string()),
-                line: f.first_line.as_ref().map(|(l, _)| *l),
-                inlined_into: f.inlined_into.iter().map(|n| n.to_string()).collect(),
-                summary: Summary::from_counts(&f.counts),
-                arithmetic_intensity: l1(&f.counts),
-                time_s,
-                samples: n,
-                gflops: g,
-                inclusive: inclusive
-                    .get(&(module.clone(), name.clone()))
-                    .map(|(c, t)| Inclusive {
+        // The three lists apart, lines and loops on threads of their own: a
+        // process of a million instructions has some 100,000 rows to
+        // summarize (made on one thread, they were most of a large
+        // process's wait after the attribution).
+        let (functions, lines, loops) = std::thread::scope(|s| {
+            let lines = s.spawn(|| -> Vec<LineRow> {
+                self.lines
+                    .iter()
+                    .map(|((module, file, line, function), c)| LineRow {
+                        file: file.as_ref().map(|f| f.to_string()),
+                        line: *line,
+                        module: module.to_string(),
+                        function: function.to_string(),
                         summary: Summary::from_counts(c),
-                        time_s: t.filter(|_| samples.is_some()),
-                    }),
-            })
-            .collect();
-        FunctionRow::sort(&mut functions);
-        let lines = self
-            .lines
-            .iter()
-            .map(|((module, file, line, function), c)| LineRow {
-                file: file.as_ref().map(|f| f.to_string()),
-                line: *line,
-                module: module.to_string(),
-                function: function.to_string(),
-                summary: Summary::from_counts(c),
-            })
-            .collect();
-        let loops = self
-            .loops
-            .iter()
-            .map(|l| {
-                let per = |x: u64| (l.iterations > 0).then(|| x as f64 / l.iterations as f64);
-                let n: u64 = samples
-                    .map(|s| l.body.iter().filter_map(|k| s.at.get(k)).sum())
-                    .unwrap_or(0);
-                let (time_s, samples_n, g) = timed(n, &l.counts);
-                LoopRow {
-                    function: l.function.clone(),
-                    module: l.module.clone(),
-                    file: l.file.clone(),
-                    line: l.line,
-                    header: format!("{:#x}", l.header),
-                    parent: l.parent,
-                    entries: l.entries,
-                    iterations: l.iterations,
-                    summary: Summary::from_counts(&l.counts),
-                    flop_per_iteration: per(l.counts.flop_total().0),
-                    bytes_per_iteration: per(l.counts.bytes_read().0 + l.counts.bytes_written().0),
-                    self_counts: Summary::from_counts(&l.self_counts),
-                    arithmetic_intensity: l1(&l.counts),
+                    })
+                    .collect()
+            });
+            let loops = s.spawn(|| -> Vec<LoopRow> {
+                self.loops
+                    .iter()
+                    .map(|l| {
+                        let per =
+                            |x: u64| (l.iterations > 0).then(|| x as f64 / l.iterations as f64);
+                        let n: u64 = samples
+                            .map(|s| l.body.iter().filter_map(|k| s.at.get(k)).sum())
+                            .unwrap_or(0);
+                        let (time_s, samples_n, g) = timed(n, &l.counts);
+                        LoopRow {
+                            function: l.function.clone(),
+                            module: l.module.clone(),
+                            file: l.file.clone(),
+                            line: l.line,
+                            header: format!("{:#x}", l.header),
+                            parent: l.parent,
+                            entries: l.entries,
+                            iterations: l.iterations,
+                            summary: Summary::from_counts(&l.counts),
+                            flop_per_iteration: per(l.counts.flop_total().0),
+                            bytes_per_iteration: per(
+                                l.counts.bytes_read().0 + l.counts.bytes_written().0
+                            ),
+                            self_counts: Summary::from_counts(&l.self_counts),
+                            arithmetic_intensity: l1(&l.counts),
+                            time_s,
+                            samples: samples_n,
+                            gflops: g,
+                        }
+                    })
+                    .collect()
+            });
+            // Inclusive counts beside the function rows, filled in after.
+            let inclusive = s.spawn(|| -> BTreeMap<FnKey, Inclusive> {
+                self.calls
+                    .inclusive(&local_time)
+                    .into_iter()
+                    .map(|(k, (c, t))| {
+                        let summary = Summary::from_counts(&c);
+                        let time_s = t.filter(|_| samples.is_some());
+                        (k, Inclusive { summary, time_s })
+                    })
+                    .collect()
+            });
+            let mut functions: Vec<FunctionRow> = self
+                .functions
+                .iter()
+                .map(|(key, f)| {
+                    (
+                        key,
+                        f,
+                        timed(fn_samples.get(key).copied().unwrap_or(0), &f.counts),
+                    )
+                })
+                .map(|((module, name), f, (time_s, n, g))| FunctionRow {
+                    name: name.to_string(),
+                    module: module.to_string(),
+                    address: format!("{:#x}", f.address),
+                    file: f.first_line.as_ref().map(|(_, file)| file.to_string()),
+                    line: f.first_line.as_ref().map(|(l, _)| *l),
+                    inlined_into: f.inlined_into.iter().map(|n| n.to_string()).collect(),
+                    summary: Summary::from_counts(&f.counts),
+                    arithmetic_intensity: l1(&f.counts),
                     time_s,
-                    samples: samples_n,
+                    samples: n,
                     gflops: g,
-                }
-            })
-            .collect();
+                    inclusive: None,
+                })
+                .collect();
+            let join = "no panic making rows";
+            let mut inclusive = inclusive.join().expect(join);
+            for (row, key) in functions.iter_mut().zip(self.functions.keys()) {
+                row.inclusive = inclusive.remove(key);
+            }
+            FunctionRow::sort(&mut functions);
+            (
+                functions,
+                lines.join().expect(join),
+                loops.join().expect(join),
+            )
+        });
         Rows {
             functions,
             loops,
