@@ -168,9 +168,16 @@ impl Ahead {
                 (i, p.items[i].path.clone())
             };
             let before = stamp(&path);
-            let module = Module::load(&path, &roots);
+            // A file the parsers choke on must not leave a symbolizer
+            // waiting for it: the item is given up (its taker loads it).
+            let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                Module::load(&path, &roots)
+            }));
             if let Some(p) = self.pool().as_mut() {
-                p.items[i].state = State::Ready(Box::new(module), before);
+                p.items[i].state = match loaded {
+                    Ok(module) => State::Ready(Box::new(module), before),
+                    Err(_) => State::Gone,
+                };
             }
             self.changed.notify_all();
         }

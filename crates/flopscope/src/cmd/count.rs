@@ -507,7 +507,8 @@ pub fn run(a: CountArgs) -> Result<i32> {
 }
 
 /// The ELF file `command` runs: its first word found as a shell finds it,
-/// or the interpreter a `#!` script names. `None` where that cannot be told.
+/// or the interpreter a `#!` script names (`#!/usr/bin/env python3`:
+/// python3). `None` where that cannot be told.
 fn program_file(command: &[String]) -> Option<PathBuf> {
     use flopscope_engine_qemu::host::program;
     let mut file = program::resolve(command.first()?).ok()?;
@@ -517,8 +518,13 @@ fn program_file(command: &[String]) -> Option<PathBuf> {
             return std::fs::canonicalize(file).ok();
         }
         let line = head.strip_prefix(b"#!")?.split(|b| *b == b'\n').next()?;
-        let interpreter = String::from_utf8_lossy(line);
-        file = program::resolve(interpreter.split_whitespace().next()?).ok()?;
+        let line = String::from_utf8_lossy(line);
+        let mut words = line.split_whitespace();
+        let mut interpreter = words.next()?;
+        if interpreter.ends_with("/env") {
+            interpreter = words.find(|w| !w.starts_with('-'))?;
+        }
+        file = program::resolve(interpreter).ok()?;
     }
     None
 }
@@ -720,4 +726,32 @@ fn read_samples(
     };
     let share = (engine + program > 0).then(|| engine as f64 / (engine + program) as f64);
     (samples, how, share)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::program_file;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_program_file_is_the_elf_file_a_command_runs() {
+        let canonical = |p: &str| std::fs::canonicalize(p).ok();
+        let which = |c: &str| program_file(&[c.to_string()]);
+        assert_eq!(which("true"), canonical("/usr/bin/true"));
+        assert_eq!(which("/bin/sh"), canonical("/bin/sh"));
+        let dir = tempfile::tempdir().unwrap();
+        let script = |name: &str, line: &str| -> String {
+            let p = dir.path().join(name);
+            std::fs::write(&p, format!("{line}\necho\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p.display().to_string()
+        };
+        assert_eq!(which(&script("a", "#!/bin/sh -e")), canonical("/bin/sh"));
+        assert_eq!(
+            which(&script("b", "#!/usr/bin/env -S sh -e")),
+            canonical("/bin/sh")
+        );
+        assert_eq!(which(&script("c", "no interpreter line")), None);
+        assert_eq!(which("no-such-program-anywhere"), None);
+    }
 }
