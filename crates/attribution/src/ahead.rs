@@ -9,8 +9,10 @@ use flopscope_symbols::{default_debug_roots, parse_maps, preload};
 use std::path::{Path, PathBuf};
 
 /// Begins loading, on an idle-priority thread, the modules the attribution
-/// of `program` (an ELF file; `None`: unknown) will most likely need.
-pub fn load_ahead(program: Option<&Path>) {
+/// of `program` (an ELF file; `None`: unknown) will most likely need: one
+/// copy each for one rank of a parallel job (many ranks share a node and
+/// its memory; a copy of the C library with its DWARF holds some 35 MB).
+pub fn load_ahead(program: Option<&Path>, rank: bool) {
     let mut paths: Vec<PathBuf> = program.map(Path::to_path_buf).into_iter().collect();
     let own = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     for m in parse_maps(&own) {
@@ -23,7 +25,8 @@ pub fn load_ahead(program: Option<&Path>) {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(MAX_WORKERS);
-    preload::start(&paths, workers, default_debug_roots());
+    let copies = if rank { 1 } else { workers };
+    preload::start(&paths, copies, default_debug_roots());
 }
 
 /// The program has ended: nothing more is loaded ahead.

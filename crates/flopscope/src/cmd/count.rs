@@ -406,7 +406,7 @@ pub fn run(a: CountArgs) -> Result<i32> {
         None
     };
     if attribute {
-        flopscope_attribution::load_ahead(program_file(&a.command).as_deref());
+        flopscope_attribution::load_ahead(program_file(&a.command).as_deref(), rank.is_some());
     }
     let counted = engine.count(&a.command);
     flopscope_attribution::program_ended();
