@@ -233,3 +233,91 @@ impl<'a> Cursor<'a> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(start: u64, pieces: Vec<Piece>) -> Record {
+        Record::Block(Block {
+            start,
+            end: End::Cond {
+                taken: start - 0x20,
+                next: start + 0x10,
+            },
+            taken_counter: None,
+            fall_counter: Some(9),
+            pieces,
+        })
+    }
+
+    fn piece(counter: u32, kind: PieceKind, insns: &[(u64, &[(u32, u32)])]) -> Piece {
+        Piece {
+            counter,
+            kind,
+            insns: insns
+                .iter()
+                .map(|&(pc, items)| Insn {
+                    pc,
+                    items: items.to_vec(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn views_read_what_was_written() {
+        let b = block(
+            0x1000,
+            vec![
+                piece(4, PieceKind::Own, &[(0x1000, &[(0, 1)]), (0x1004, &[])]),
+                piece(5, PieceKind::Extra, &[(0x1004, &[(3, 8), (7, 2)])]),
+                piece(6, PieceKind::Copy, &[]),
+            ],
+        );
+        let bytes = b.encode();
+        let [RecordRef::Block(view)] = records(&bytes)[..] else {
+            panic!("one block record");
+        };
+        assert_eq!(
+            (view.start, view.fall_counter, view.taken_counter),
+            (0x1000, Some(9), None)
+        );
+        let pieces: Vec<PieceRef> = view.pieces().collect();
+        assert_eq!(pieces.len(), 3);
+        assert_eq!(
+            (pieces[1].counter, pieces[1].kind, pieces[1].len()),
+            (5, PieceKind::Extra, 1)
+        );
+        assert!(pieces[2].is_empty());
+        let extra: Vec<InsnRef> = pieces[1].insns().collect();
+        assert_eq!(extra[0].pc, 0x1004);
+        assert_eq!(extra[0].items().collect::<Vec<_>>(), [(3, 8), (7, 2)]);
+        assert_eq!(Record::Block(view.to_block()), b);
+    }
+
+    #[test]
+    fn an_unknown_piece_kind_ends_the_records() {
+        let good = block(
+            0x1000,
+            vec![piece(1, PieceKind::Own, &[(0x1000, &[(0, 1)])])],
+        );
+        let mut bad = block(
+            0x2000,
+            vec![piece(2, PieceKind::Own, &[(0x2000, &[(0, 1)])])],
+        )
+        .encode();
+        // The piece's kind follows the block's head (48 bytes) and its counter.
+        bad[52..56].copy_from_slice(&7u32.to_le_bytes());
+        let mut bytes = good.encode();
+        bytes.extend_from_slice(&bad);
+        bytes.extend_from_slice(&good.encode());
+        let read = records(&bytes);
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].to_record(), good);
+        // A count of instructions past the data's end: no record, no panic.
+        let mut long = good.encode();
+        long[56..60].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(records(&long).is_empty());
+    }
+}
