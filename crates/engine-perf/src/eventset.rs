@@ -147,6 +147,11 @@ pub struct EventSet {
 }
 
 impl EventSet {
+    /// Its name, then its aliases.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.name).chain(&self.aliases)
+    }
+
     pub fn matches(&self, cpu: &CpuId) -> bool {
         self.cpus.iter().any(|m| m.matches(cpu))
     }
@@ -584,7 +589,7 @@ pub fn load_event_sets() -> Result<Vec<EventSet>, PerfError> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut seen = BTreeSet::new();
     for s in &sets {
-        for n in std::iter::once(&s.name).chain(&s.aliases) {
+        for n in s.names() {
             if !seen.insert(n.to_ascii_lowercase()) {
                 return Err(PerfError::Data {
                     file: s.file.clone(),
@@ -618,11 +623,9 @@ pub fn event_set_named(name: &str) -> Option<&'static EventSet> {
             .collect::<String>()
     };
     let wanted = key(name);
-    event_sets().iter().find(|s| {
-        std::iter::once(&s.name)
-            .chain(&s.aliases)
-            .any(|n| key(n) == wanted)
-    })
+    event_sets()
+        .iter()
+        .find(|s| s.names().any(|n| key(n) == wanted))
 }
 
 /// Like [`event_set_named`], with an error listing the known names.

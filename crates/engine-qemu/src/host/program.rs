@@ -68,17 +68,9 @@ pub fn resolve(name: &str) -> Result<PathBuf, ProgramError> {
 pub fn qemu_argv(argv: &[String]) -> Result<Vec<String>, ProgramError> {
     let exe = resolve(&argv[0])?;
     let head = read_head(&exe)?;
-    if head.starts_with(b"#!") {
-        let line_end = head.iter().position(|b| *b == b'\n').unwrap_or(head.len());
-        let line = String::from_utf8_lossy(&head[2..line_end])
-            .trim()
-            .to_string();
-        let mut parts = line.splitn(2, char::is_whitespace);
-        let interp = parts.next().unwrap_or_default().to_string();
+    if let Some((interp, arg)) = shebang(&head) {
         let mut out = qemu_argv(&[interp])?;
-        if let Some(arg) = parts.next().map(str::trim).filter(|a| !a.is_empty()) {
-            out.push(arg.to_string());
-        }
+        out.extend(arg);
         out.push(exe.to_string_lossy().into_owned());
         out.extend(argv[1..].iter().cloned());
         return Ok(out);
@@ -87,6 +79,23 @@ pub fn qemu_argv(argv: &[String]) -> Result<Vec<String>, ProgramError> {
     let mut out = vec![exe.to_string_lossy().into_owned()];
     out.extend(argv[1..].iter().cloned());
     Ok(out)
+}
+
+/// The interpreter a `#!` line at the start of `head` names, and the one
+/// argument the kernel passes it (the rest of the line, if any). `None`
+/// without such a line.
+pub fn shebang(head: &[u8]) -> Option<(String, Option<String>)> {
+    let rest = head.strip_prefix(b"#!")?;
+    let line_end = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
+    let line = String::from_utf8_lossy(&rest[..line_end]);
+    let mut parts = line.trim().splitn(2, char::is_whitespace);
+    let interp = parts.next().unwrap_or_default().to_string();
+    let arg = parts
+        .next()
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(str::to_string);
+    Some((interp, arg))
 }
 
 /// The first 256 bytes of `p`.
@@ -120,6 +129,21 @@ pub fn check_elf_x86_64(p: &Path, head: &[u8]) -> Result<(), ProgramError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shebang_names_its_interpreter_and_one_argument() {
+        let some = |i: &str, a: Option<&str>| Some((i.to_string(), a.map(str::to_string)));
+        assert_eq!(shebang(b"#!/bin/sh\necho"), some("/bin/sh", None));
+        assert_eq!(
+            shebang(b"#! /usr/bin/env -S sh -e \n"),
+            some("/usr/bin/env", Some("-S sh -e"))
+        );
+        assert_eq!(
+            shebang(b"#!/usr/bin/python3"),
+            some("/usr/bin/python3", None)
+        );
+        assert_eq!(shebang(b"\x7fELF"), None);
+    }
 
     #[test]
     fn resolves_commands_on_path_and_rejects_missing_ones() {

@@ -517,14 +517,15 @@ fn program_file(command: &[String]) -> Option<PathBuf> {
         if head.starts_with(b"\x7fELF") {
             return std::fs::canonicalize(file).ok();
         }
-        let line = head.strip_prefix(b"#!")?.split(|b| *b == b'\n').next()?;
-        let line = String::from_utf8_lossy(line);
-        let mut words = line.split_whitespace();
-        let mut interpreter = words.next()?;
+        let (mut interpreter, arg) = program::shebang(&head)?;
         if interpreter.ends_with("/env") {
-            interpreter = words.find(|w| !w.starts_with('-'))?;
+            let arg = arg.unwrap_or_default();
+            interpreter = arg
+                .split_whitespace()
+                .find(|w| !w.starts_with('-'))?
+                .to_string();
         }
-        file = program::resolve(interpreter).ok()?;
+        file = program::resolve(&interpreter).ok()?;
     }
     None
 }

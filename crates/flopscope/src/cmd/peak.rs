@@ -73,11 +73,7 @@ impl OverrideArgs {
 fn table_entry(name: &str) -> Result<flopscope_machine::Uarch> {
     uarch_named(name).or_else(|e| {
         flopscope_engine_perf::event_set_named(name)
-            .and_then(|set| {
-                std::iter::once(&set.name)
-                    .chain(&set.aliases)
-                    .find_map(|n| uarch_named(n).ok())
-            })
+            .and_then(|set| set.names().find_map(|n| uarch_named(n).ok()))
             .ok_or_else(|| {
                 anyhow::anyhow!(
                     "{e}; nor is {name:?} an event set with an entry in that table \
