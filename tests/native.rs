@@ -775,6 +775,42 @@ fn flags_after_a_loop_and_across_a_return_reach_the_code_that_reads_them() {
     f.assert_none();
 }
 
+/// signals_while_translating.c: 3,000 real-time signals queued to a thread
+/// while it runs 200,000 functions for the first time (each call a
+/// translation), sampled as users run it. A signal that comes while the
+/// dispatcher translates is deferred and raised again as it leaves
+/// (signals.rs, `defer`): each must reach the program's handler once, with
+/// the value, code and sender it was queued with.
+#[test]
+fn signals_that_come_during_a_translation_reach_the_handler_once_as_sent() {
+    let exe = build("native/signals_while_translating.c", &["-O2", "-pthread"]);
+    let n: u64 = 200_000;
+    let sum: u64 = (0..n).map(|k| k % 1000 + k).sum();
+    let debug = [("FLOPSCOPE_NATIVE_DEBUG", "1")];
+    let run = count_sampled_with("native", &exe, &[n.to_string()], &debug);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, format!("{sum} 3000 4501500 0\n").as_str()),
+        "{}",
+        run.stderr
+    );
+    let deferred: u64 = run
+        .stderr
+        .lines()
+        .filter_map(|l| {
+            l.split("; ")
+                .find_map(|p| p.strip_suffix(" signals deferred")?.parse::<u64>().ok())
+        })
+        .sum();
+    assert!(
+        deferred > 0,
+        "no signal came during a translation, so none was deferred:\n{}",
+        run.stderr
+    );
+    let r = run.report.expect("a report");
+    assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+}
+
 /// shift_keeps_flags.c: a zero flag set in one block is read in the next,
 /// after a shift by CL of count 0 (which leaves the flags as they were).
 /// Counted as writing the flags, the shift let the engine bump the second

@@ -18,15 +18,27 @@ pub unsafe extern "C" fn fs_dispatch(
 ) -> u64 {
     // SAFETY: per the contract.
     let (ctx, exit) = unsafe { (&mut *ctx, &*exit) };
-    // Signals blocked first, then a static program's fs switched (hostfs.rs):
-    // the program's handlers never run with the host's.
+    // A translation exit of a dynamically linked program defers the signals
+    // that come meanwhile (signals.rs, `defer`) instead of blocking them.
+    // Else signals are blocked first, then a static program's fs switched
+    // (hostfs.rs): the program's handlers never run with the host's.
+    let deferring =
+        matches!(exit, Exit::Direct { .. } | Exit::IblMiss | Exit::IblFill) && !hostfs::on();
     let masked = match exit {
+        _ if deferring => {
+            set_gs_word(header::DEFER, 1);
+            None
+        }
         Exit::Syscall { .. } if hostfs::must_block(ctx.rax) => Some(hostfs::block()),
         _ => signals::block_in_dispatcher(),
     };
     hostfs::enter();
     let target = hostfs::keep_errno(|| dispatch(ctx, exit, masked));
     hostfs::leave();
+    if deferring {
+        set_gs_word(header::DEFER, 0);
+        return signals::raise_deferred(target);
+    }
     target
 }
 

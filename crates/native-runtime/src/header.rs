@@ -9,6 +9,7 @@
 //! gs:[0x30..0x90]      app rsp at dispatcher entry, dispatcher stack, xsave area, IBL table, resume words, signal words
 //! gs:[0x90..0xa0]      a static program's fs while in the runtime, and the host's (hostfs.rs)
 //! gs:[0xa0..0xd8]      the program's registers while `fs_unmask_and_go` makes its system call
+//! gs:[0xd8..0x900]     signals deferred while the dispatcher translates (signals.rs, `defer`)
 //! gs:[COUNTERS + 8*s]  counter slot s (block executions, active lanes, REP iterations)
 //! ```
 
@@ -47,6 +48,20 @@ pub const HOST_FS: i32 = 0x98;
 /// takes them: not below the program's stack pointer, where its stack may
 /// end (a Go goroutine's starts at 2 KB, with a small margin).
 pub const UNMASK_SAVE: i32 = 0xa0;
+/// Nonzero while the dispatcher serves a translation exit with the
+/// program's signal mask in force: a signal for one of the program's
+/// handlers then waits until it leaves (signals.rs, `defer`).
+pub const DEFER: i32 = 0xd8;
+/// The signals deferred meanwhile (bit `sig - 1`).
+pub const DEFERRED: i32 = 0xe0;
+/// The thread's signal mask when the first of them came.
+pub const DEFER_MASK: i32 = 0xe8;
+/// How many siginfo slots are filled.
+pub const DEFER_COUNT: i32 = 0xf0;
+/// Their siginfo, in the order they came: [`DEFER_SLOTS`] of 128 bytes.
+pub const DEFER_INFO: i32 = 0x100;
+pub const DEFER_SLOTS: usize = 14;
+const _: () = assert!(DEFER_INFO as usize + 128 * DEFER_SLOTS <= 0x900);
 /// Header words copied when `gs` moves to another bank of the same thread.
 pub const KEPT: std::ops::Range<usize> = 0..0x78;
 

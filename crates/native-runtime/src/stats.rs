@@ -20,6 +20,8 @@ static PROGRAM_BYTES: AtomicU64 = AtomicU64::new(0);
 static CACHE_BYTES: AtomicU64 = AtomicU64::new(0);
 
 static FIRST: AtomicU64 = AtomicU64::new(0);
+/// Signals deferred while the dispatcher translated (signals.rs, `defer`).
+static DEFERRED: AtomicU64 = AtomicU64::new(0);
 static ENTRIES: AtomicU64 = AtomicU64::new(0);
 static START: AtomicU64 = AtomicU64::new(0);
 
@@ -36,6 +38,11 @@ pub fn started_at() -> u64 {
 /// Nanoseconds since the take-over.
 pub fn since_start() -> u64 {
     now().saturating_sub(START.load(Ordering::Relaxed))
+}
+
+/// Async-signal-safe.
+pub fn add_deferred() {
+    DEFERRED.fetch_add(1, Ordering::Relaxed);
 }
 
 pub fn add_entry() {
@@ -67,13 +74,14 @@ pub fn summary() -> String {
         CACHE_BYTES.load(Ordering::Relaxed),
     );
     format!(
-        "[fs] {b} blocks translated in {:.3} ms (the first {:.3} ms, the others {:.1} us each; {:.1} KiB of code into {:.1} KiB of cache); {} dispatcher entries; {:.3} ms since the take-over\n",
+        "[fs] {b} blocks translated in {:.3} ms (the first {:.3} ms, the others {:.1} us each; {:.1} KiB of code into {:.1} KiB of cache); {} dispatcher entries; {} signals deferred; {:.3} ms since the take-over\n",
         ns as f64 / 1e6,
         first as f64 / 1e6,
         (ns - first) as f64 / 1e3 / b.saturating_sub(1).max(1) as f64,
         program as f64 / 1024.0,
         cache as f64 / 1024.0,
         ENTRIES.load(Ordering::Relaxed),
+        DEFERRED.load(Ordering::Relaxed),
         since as f64 / 1e6
     )
 }
