@@ -302,22 +302,8 @@ pub fn raise_deferred(target: u64) -> u64 {
     if gs_word(header::DEFERRED) == 0 {
         return target;
     }
-    let all: u64 = !0;
-    let mut old = 0u64;
-    // SAFETY: changes this thread's mask; `fs_unmask_and_go` restores it.
-    unsafe {
-        syscall6(
-            libc::SYS_rt_sigprocmask as u64,
-            [
-                libc::SIG_BLOCK as u64,
-                &all as *const u64 as u64,
-                &mut old as *mut u64 as u64,
-                8,
-                0,
-                0,
-            ],
-        )
-    };
+    // Restored by `fs_unmask_and_go`.
+    let old = block_all_but_faults();
     let deferred = gs_word(header::DEFERRED);
     let mut restore = old;
     if deferred != 0 {
@@ -483,12 +469,18 @@ pub fn block_in_dispatcher() -> Option<u64> {
     if !HANDLERS.load(Ordering::Relaxed) {
         return None;
     }
+    Some(block_all_but_faults())
+}
+
+/// Blocks every signal but the faults (SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+/// which the engine's own code must still get); returns the mask before.
+fn block_all_but_faults() -> u64 {
     let all: u64 = !((1 << (libc::SIGSEGV - 1))
         | (1 << (libc::SIGBUS - 1))
         | (1 << (libc::SIGILL - 1))
         | (1 << (libc::SIGFPE - 1)));
     let mut old = 0u64;
-    // SAFETY: changes this thread's mask; restored by `unblock`.
+    // SAFETY: changes this thread's mask; the caller restores it.
     unsafe {
         syscall6(
             libc::SYS_rt_sigprocmask as u64,
@@ -502,7 +494,7 @@ pub fn block_in_dispatcher() -> Option<u64> {
             ],
         )
     };
-    Some(old)
+    old
 }
 
 /// Blocks again after `unblock` (around a call the program's mask must see).
