@@ -317,15 +317,19 @@ pub fn raise_deferred(target: u64) -> u64 {
             // SAFETY: a siginfo `defer` copied (si_signo first).
             let sig = unsafe { *(info as *const i32) };
             // SAFETY: queues the signal to this thread, as it came.
-            unsafe {
+            let queued = unsafe {
                 syscall6(
                     libc::SYS_rt_tgsigqueueinfo as u64,
                     [pid, tid, sig as u64, info, 0, 0],
                 )
             };
-            raised |= 1 << (sig - 1);
+            // Else (the queue limit, RLIMIT_SIGPENDING) sent without it below.
+            if queued >= 0 {
+                raised |= 1 << (sig - 1);
+            }
         }
-        // Beyond the slots (never seen): the signal without its siginfo.
+        // Beyond the slots (never seen), or not queued: the signal without
+        // its siginfo.
         for sig in 1..=64u64 {
             if (deferred & !raised) >> (sig - 1) & 1 == 1 {
                 // SAFETY: sends the signal to this thread.
