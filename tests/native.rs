@@ -811,6 +811,24 @@ fn signals_that_come_during_a_translation_reach_the_handler_once_as_sent() {
     assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
 }
 
+/// signals_while_translating.c "term": SIGTERM (no handler of the
+/// program's) sent to a thread running new code. The engine's handler,
+/// which writes the counts under the translator's lock, is deferred when
+/// the signal lands in a translation: either way the process ends by the
+/// signal with its counts written.
+#[test]
+fn a_fatal_signal_during_translations_ends_the_process_with_its_counts() {
+    let exe = build("native/signals_while_translating.c", &["-O2", "-pthread"]);
+    let run = count_with("native", &exe, &["1000000", "term"], &[]);
+    assert_eq!(run.code, 128 + 15, "flopscope's exit code:\n{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    let r = run.report.expect("a report for a terminated program");
+    assert_eq!(r.0["exit_status"], "signal:SIGTERM");
+    assert_eq!(r.0["complete"], false);
+    let insns = r.0["instructions"].as_u64().unwrap_or(0);
+    assert!(insns > 0, "no instruction counted: {}", r.0["instructions"]);
+}
+
 /// shift_keeps_flags.c: a zero flag set in one block is read in the next,
 /// after a shift by CL of count 0 (which leaves the flags as they were).
 /// Counted as writing the flags, the shift let the engine bump the second

@@ -7,6 +7,9 @@
  * Prints: the functions' sum, the signals handled, the sum of their values,
  * the signals whose siginfo was not as queued.
  * Expected for FUNCS = n: sum of (k % 1000 + k) for k < n, 3000, 4501500, 0.
+ * With a second argument "term", the second thread sends the first one
+ * SIGTERM after 20 ms instead (no handler: the process ends by it, while
+ * it is still running new code), and nothing is printed.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -33,6 +36,13 @@ static void on_signal(int sig, siginfo_t *si, void *uc) {
         atomic_fetch_add(&wrong, 1);
     atomic_fetch_add(&values, si->si_value.sival_int);
     atomic_fetch_add(&handled, 1);
+}
+
+static void *terminator(void *arg) {
+    (void)arg;
+    usleep(20000);
+    pthread_kill(target, SIGTERM);
+    return NULL;
 }
 
 static void *sender(void *arg) {
@@ -69,11 +79,14 @@ int main(int argc, char **argv) {
         f[6] = 0xf8;
         f[7] = 0xc3; /* ret */
     }
+    int term = argc > 2 && strcmp(argv[2], "term") == 0;
     pthread_t t;
-    pthread_create(&t, NULL, sender, NULL);
+    pthread_create(&t, NULL, term ? terminator : sender, NULL);
     long sum = 0;
     for (long k = 0; k < funcs; k++)
         sum += ((int (*)(int))(code + k * STRIDE))((int)k);
+    if (term)
+        return 2; /* not reached: SIGTERM came first */
     pthread_join(t, NULL);
     /* The rest may still be pending; a lost one ends the wait after 10 s. */
     struct timespec start, now;
