@@ -50,7 +50,8 @@ pub const HOST_FS: i32 = 0x98;
 pub const UNMASK_SAVE: i32 = 0xa0;
 /// Nonzero while the dispatcher serves a translation exit with the
 /// program's signal mask in force: a signal for one of the program's
-/// handlers then waits until it leaves (signals.rs, `defer`).
+/// handlers, or for the engine's fatal handler, then waits until it leaves
+/// (signals.rs, `defer`).
 pub const DEFER: i32 = 0xd8;
 /// The signals deferred meanwhile (bit `sig - 1`).
 pub const DEFERRED: i32 = 0xe0;

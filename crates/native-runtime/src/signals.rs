@@ -258,10 +258,11 @@ fs_unmask_end:
     sigfpe = const libc::SIGFPE,
 );
 
-/// A signal for one of the program's handlers while the dispatcher serves a
-/// translation exit (gs:[DEFER] set: it may hold the translator's lock,
-/// which the handler's code would wait for): entered by `fs_signal_entry`
-/// in its place, it keeps the siginfo in the thread's header and returns
+/// A signal for one of the program's handlers, or for the engine's fatal
+/// handler, while the dispatcher serves a translation exit (gs:[DEFER]
+/// set: it may hold the translator's lock, which the handler's code, or
+/// writing the counts, would wait for): entered by `fs_signal_entry` (or
+/// `fatal_handler`) in its place, it keeps the siginfo in the thread's header and returns
 /// to the kernel with the signal added to the interrupted context's mask,
 /// so that it stays blocked; [`raise_deferred`] raises it again. Faults
 /// (SIGSEGV, SIGBUS, SIGILL, SIGFPE) are never deferred. No lock, no
