@@ -262,11 +262,11 @@ fs_unmask_end:
 /// handler, while the dispatcher serves a translation exit (gs:[DEFER]
 /// set: it may hold the translator's lock, which the handler's code, or
 /// writing the counts, would wait for): entered by `fs_signal_entry` (or
-/// `fatal_handler`) in its place, it keeps the siginfo in the thread's header and returns
-/// to the kernel with the signal added to the interrupted context's mask,
-/// so that it stays blocked; [`raise_deferred`] raises it again. Faults
-/// (SIGSEGV, SIGBUS, SIGILL, SIGFPE) are never deferred. No lock, no
-/// allocation.
+/// `fatal_handler`) in its place, it keeps the siginfo in the thread's
+/// header and returns to the kernel with the signal added to the
+/// interrupted context's mask, so that it stays blocked;
+/// [`raise_deferred`] raises it again. Faults (SIGSEGV, SIGBUS, SIGILL,
+/// SIGFPE) are never deferred. No lock, no allocation.
 extern "C" fn defer(sig: i32, info: *const libc::siginfo_t, uc: *mut libc::ucontext_t) {
     let bit = 1u64 << (sig - 1);
     // SAFETY: the kernel's context of this signal; its mask's first word
