@@ -54,6 +54,10 @@ static SEGV_NEXT: AtomicU64 = AtomicU64::new(0);
 static SEGV_RESETHAND: AtomicBool = AtomicBool::new(false);
 pub const SA_RESETHAND: u64 = 0x8000_0000;
 
+/// Faults: the engine's own code must still get them, so they are never
+/// blocked in the dispatcher nor deferred.
+const FAULTS: [i32; 4] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE];
+
 const FATAL: [i32; 10] = [
     libc::SIGSEGV,
     libc::SIGBUS,
@@ -252,10 +256,10 @@ fs_unmask_end:
     uc_rsp = const UC_RSP,
     defer_flag = const header::DEFER,
     defer = sym defer,
-    sigsegv = const libc::SIGSEGV,
-    sigbus = const libc::SIGBUS,
-    sigill = const libc::SIGILL,
-    sigfpe = const libc::SIGFPE,
+    sigsegv = const FAULTS[0],
+    sigbus = const FAULTS[1],
+    sigill = const FAULTS[2],
+    sigfpe = const FAULTS[3],
 );
 
 /// A signal for one of the program's handlers, or for the engine's fatal
@@ -477,13 +481,10 @@ pub fn block_in_dispatcher() -> Option<u64> {
     Some(block_all_but_faults())
 }
 
-/// Blocks every signal but the faults (SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+/// Blocks every signal but the [`FAULTS`] (SIGSEGV, SIGBUS, SIGILL, SIGFPE,
 /// which the engine's own code must still get); returns the mask before.
 fn block_all_but_faults() -> u64 {
-    let all: u64 = !((1 << (libc::SIGSEGV - 1))
-        | (1 << (libc::SIGBUS - 1))
-        | (1 << (libc::SIGILL - 1))
-        | (1 << (libc::SIGFPE - 1)));
+    let all: u64 = !FAULTS.iter().fold(0u64, |m, s| m | 1 << (s - 1));
     let mut old = 0u64;
     // SAFETY: changes this thread's mask; the caller restores it.
     unsafe {
@@ -717,10 +718,7 @@ pub fn install_fatal() {
 }
 
 extern "C" fn fatal_handler(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
-    let synchronous = matches!(
-        sig,
-        libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE
-    );
+    let synchronous = FAULTS.contains(&sig);
     if !synchronous && gs_word(header::DEFER) != 0 {
         // In a translation exit, which may hold the translator's lock that
         // writing the counts takes: after it, as the program's handlers.
