@@ -3,6 +3,8 @@
 # general code and on compute kernels:
 #   gcc's cc1 compiling stb_truetype.h (`gcc -O2 -c`, libstb-dev);
 #   CPython summing 3M square roots;
+#   a Numba `@njit` loop of 1e8 square roots (python3-numba: importing
+#   numba and compiling with LLVM translate some 250,000 blocks);
 #   the scalar FMA matrix product (tests/kernels/matmul.c, -O2 -mavx2
 #   -mfma: its inner loop is one basic block with one store), n = 512 x 4;
 #   the AVX2 matrix product (benchmarks/kernels/matmul.c, -O3), n = 1024;
@@ -72,6 +74,9 @@ py = "/usr/bin/python3"
 PROGRAMS = [
     ("gcc -O2 -c stb_truetype", ["gcc", "-O2", "-c", "-o", f"{work}/stb_truetype.o", f"{work}/stb_truetype.c"]),
     ("CPython 3M sqrt", [py, "-S", "-c", "import math\ns = 0.0\nfor i in range(3000000): s += math.sqrt(i)"]),
+    ("Numba @njit 1e8 sqrt", [py, "-c", "import math, sys\nfrom numba import njit\n@njit\ndef roots(n):\n"
+                              "    s = 0.0\n    for i in range(n):\n        s += math.sqrt(i * 0.5)\n    return s\n"
+                              "print(roots(100000000))"]),
     ("matmul -O2 FMA n=512 x4", [f"{work}/matmul_o2", "512", "4"]),
     ("matmul AVX2 -O3 n=1024", [f"{work}/matmul_avx2", "1024"]),
     ("triad L1 2000 x 100000", [f"{work}/triad", "2000", "100000"]),
