@@ -1,6 +1,12 @@
 //! Source frames from DWARF: addr2line's `Context` for lines and inlined
 //! frames, and gimli for what addr2line does not report, the declaration
 //! position (DW_AT_decl_file/DW_AT_decl_line) of each frame's function.
+//!
+//! A file of many compile units gets a context per unit, made when an
+//! address in it is first asked for (`units`): addr2line reads every
+//! unit's abbreviations and line program header when a context is made,
+//! which for the C library's detached DWARF (4,126 units) took some 20 ms
+//! of every run that executed a few of its functions.
 
 use std::collections::HashMap;
 
@@ -9,15 +15,16 @@ use object::{CompressionFormat, Object, ObjectSection};
 
 use crate::debug_file::Bytes;
 use crate::demangle::demangle;
+use crate::units;
 use crate::Frame;
 
 /// Sections are slices of the whole file, shared by reference count, so the
 /// context owns its data and the module needs no self-reference.
-type Reader = gimli::EndianReader<gimli::RunTimeEndian, Bytes>;
+pub(crate) type Reader = gimli::EndianReader<gimli::RunTimeEndian, Bytes>;
 type UnitRef<'a> = gimli::UnitRef<'a, Reader>;
 
 pub(crate) struct Dwarf {
-    ctx: addr2line::Context<Reader>,
+    source: Source,
     units: OtherUnits,
     /// Demangled name and declaration per function DIE (unit offset, DIE
     /// offset). Once per function rather than once per address: it halved
@@ -49,16 +56,28 @@ impl Dwarf {
     /// The DWARF of `elf`, with its dwz supplementary file `sup`; `None`
     /// when it has none or it does not parse.
     pub fn load(elf: &Elf<'_>, sup: Option<&Elf<'_>>) -> Option<Dwarf> {
+        Self::load_as(elf, sup, units::MIN_UNITS)
+    }
+
+    /// [`Dwarf::load`], a context per unit from `min_units` compile units
+    /// on (`usize::MAX`: one context for the whole file).
+    fn load_as(elf: &Elf<'_>, sup: Option<&Elf<'_>>, min_units: usize) -> Option<Dwarf> {
         if !has_dwarf(elf.file) {
             return None;
         }
-        let mut dwarf = gimli::Dwarf::load(|id| section(elf, id.name())).ok()?;
-        if let Some(sup) = sup {
-            dwarf.load_sup(|id| section(sup, id.name())).ok()?;
-        }
-        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
+        let sections = gimli::DwarfSections::load(|id| section(elf, id.name())).ok()?;
+        let source = match sup {
+            None => match units::index(&sections, min_units) {
+                Some(index) => Source::Lazy(Box::new(units::Lazy::new(sections, index))),
+                None => Source::Whole(Box::new(units::whole(&sections, None)?)),
+            },
+            Some(sup) => {
+                let sup = gimli::DwarfSections::load(|id| section(sup, id.name())).ok()?;
+                Source::Whole(Box::new(units::whole(&sections, Some(&sup))?))
+            }
+        };
         Some(Dwarf {
-            ctx: addr2line::Context::from_dwarf(dwarf).ok()?,
+            source,
             units: OtherUnits::default(),
             functions: HashMap::new(),
         })
@@ -67,10 +86,15 @@ impl Dwarf {
     /// The source frames at file address `addr`, innermost first.
     pub fn frames(&mut self, addr: u64) -> Vec<Frame> {
         let mut frames = Vec::new();
-        let Ok(mut iter) = self.ctx.find_frames(addr).skip_all_loads() else {
+        // `base`: where the context's units begin in the file's .debug_info
+        // (a unit's own context sees only it, at 0).
+        let Some((ctx, base)) = self.source.context(addr) else {
             return frames;
         };
-        let unit = self.ctx.find_dwarf_and_unit(addr).skip_all_loads();
+        let Ok(mut iter) = ctx.find_frames(addr).skip_all_loads() else {
+            return frames;
+        };
+        let unit = ctx.find_dwarf_and_unit(addr).skip_all_loads();
         while let Ok(Some(frame)) = iter.next() {
             let name = || {
                 frame
@@ -85,7 +109,7 @@ impl Dwarf {
             } = match (unit, frame.dw_die_offset) {
                 (Some(unit), Some(offset)) => self
                     .functions
-                    .entry((unit.header.offset().0, offset))
+                    .entry((base + unit.header.offset().0, offset))
                     .or_insert_with(|| Function {
                         name: name(),
                         decl: decl(unit, offset, &mut self.units),
@@ -112,6 +136,32 @@ impl Dwarf {
             });
         }
         frames
+    }
+}
+
+/// Where a file's frames come from.
+enum Source {
+    /// One context over every unit.
+    Whole(Box<addr2line::Context<Reader>>),
+    /// A context per compile unit, each made on first use.
+    Lazy(Box<units::Lazy>),
+}
+
+impl Source {
+    /// The context holding `addr`, and where its units begin in the file's
+    /// .debug_info.
+    fn context(&mut self, addr: u64) -> Option<(&addr2line::Context<Reader>, usize)> {
+        if let Source::Lazy(lazy) = self {
+            match lazy.prepare(addr) {
+                units::Prepared::Ready => {}
+                units::Prepared::Nothing => return None,
+                units::Prepared::Whole(ctx) => *self = Source::Whole(ctx),
+            }
+        }
+        match self {
+            Source::Whole(ctx) => Some((ctx, 0)),
+            Source::Lazy(lazy) => lazy.context(addr),
+        }
     }
 }
 
@@ -297,5 +347,119 @@ fn path_push(path: &mut String, part: &str) {
             path.push('/');
         }
         path.push_str(part);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gimli::Section;
+    use object::ObjectSection;
+    use std::process::Command;
+
+    /// A program of `n` C files, each with an inlined helper and a loop,
+    /// built with `flags`.
+    fn program(dir: &std::path::Path, n: usize, flags: &[&str]) -> std::path::PathBuf {
+        let mut sources = Vec::new();
+        let mut main = String::from("#include <stdio.h>\n");
+        for i in 0..n {
+            let name = format!("unit{i}.c");
+            let text = format!(
+                "static inline double sq{i}(double x) {{ return x * x + {i}.0; }}\n\
+                 double f{i}(const double *a, int m) {{\n  double s = 0;\n  \
+                 for (int k = 0; k < m; k++)\n    s += sq{i}(a[k]);\n  return s;\n}}\n"
+            );
+            std::fs::write(dir.join(&name), text).unwrap();
+            main.push_str(&format!("double f{i}(const double *, int);\n"));
+            sources.push(name);
+        }
+        main.push_str("int main(void) { double a[4] = {1, 2, 3, 4}, s = 0;\n");
+        for i in 0..n {
+            main.push_str(&format!("  s += f{i}(a, 4);\n"));
+        }
+        main.push_str("  printf(\"%g\\n\", s);\n  return 0;\n}\n");
+        std::fs::write(dir.join("main.c"), main).unwrap();
+        sources.push("main.c".into());
+        let exe = dir.join("prog");
+        let out = Command::new("gcc")
+            .current_dir(dir)
+            .args(flags)
+            .args(&sources)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("gcc runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        exe
+    }
+
+    /// Every address of `exe`'s .text: frames from a context per unit and
+    /// from one context for the file are the same. Returns whether the
+    /// file kept its contexts per unit after all the look-ups.
+    fn same_frames(exe: &std::path::Path) -> bool {
+        let bytes = Bytes::from(std::fs::read(exe).unwrap());
+        let file = object::File::parse(&*bytes).unwrap();
+        let elf = Elf {
+            file: &file,
+            bytes: &bytes,
+        };
+        let mut per_unit = Dwarf::load_as(&elf, None, 1).unwrap();
+        let mut whole = Dwarf::load_as(&elf, None, usize::MAX).unwrap();
+        assert!(matches!(whole.source, Source::Whole(_)));
+        let text = file.section_by_name(".text").unwrap();
+        let mut with_line = 0;
+        for addr in text.address()..text.address() + text.size() {
+            let (a, b) = (per_unit.frames(addr), whole.frames(addr));
+            assert_eq!(a, b, "{addr:#x}");
+            with_line += usize::from(a.first().is_some_and(|f| f.line.is_some()));
+        }
+        assert!(with_line > 0, "no line found: the comparison tells nothing");
+        matches!(per_unit.source, Source::Lazy(_))
+    }
+
+    /// For each unit of `exe`, whether it may refer to another.
+    fn referring(exe: &std::path::Path) -> Vec<bool> {
+        let bytes = Bytes::from(std::fs::read(exe).unwrap());
+        let file = object::File::parse(&*bytes).unwrap();
+        let elf = Elf {
+            file: &file,
+            bytes: &bytes,
+        };
+        let sections = gimli::DwarfSections::load(|id| section(&elf, id.name())).unwrap();
+        let dwarf = sections.borrow(Reader::clone);
+        let mut headers = dwarf.units();
+        let mut out = Vec::new();
+        while let Some(h) = headers.next().unwrap() {
+            let mut one = sections.borrow(Reader::clone);
+            let mut info = dwarf.debug_info.reader().clone();
+            info.skip(h.offset().0).unwrap();
+            info.truncate(h.length_including_self()).unwrap();
+            one.debug_info = gimli::DebugInfo::from(info);
+            out.push(units::refers_elsewhere(&one).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn a_context_per_unit_gives_the_frames_of_one_context() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = program(dir.path(), 12, &["-O2", "-g"]);
+        assert!(same_frames(&exe), "no unit refers to another here");
+        assert_eq!(referring(&exe), [false; 13]);
+    }
+
+    #[test]
+    fn units_that_refer_to_others_get_one_context() {
+        // Link-time optimization: the functions' abstract origins are in
+        // the units of the early debug information (DW_FORM_ref_addr), and
+        // those units have no address ranges listed.
+        let dir = tempfile::tempdir().unwrap();
+        let exe = program(dir.path(), 12, &["-O2", "-g", "-flto"]);
+        assert!(!same_frames(&exe), "one context for the LTO program");
+        assert!(referring(&exe).contains(&true));
     }
 }

@@ -40,6 +40,7 @@ mod module;
 mod plt;
 pub mod preload;
 mod symtab;
+mod units;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
