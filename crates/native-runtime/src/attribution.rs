@@ -64,12 +64,10 @@ fn write_code<S: BuildHasher>(
             .any(|b| b.get(slot as usize).is_some_and(|c| *c != 0))
     };
     // The first `n` instructions of `p`, each with its static items.
+    let data = &t.profile_data;
     let insns = |e: &mut profile::BlockBytes, p: &crate::translate::BlockProfile, n: usize| {
-        for &(pc, first, k) in &p.insns[..n] {
-            e.insn(
-                pc,
-                pairs(index, &p.items[first as usize..(first + k) as usize]),
-            );
+        for &insn in &data.insns(p)[..n] {
+            e.insn(insn.0, pairs(index, data.items(insn)));
         }
     };
     let mut w = CodeWriter::open(&profile::code_path(path), false)?;
@@ -97,8 +95,9 @@ fn write_code<S: BuildHasher>(
             let extras = p.dynamic.iter().filter(|s| ran(**s));
             let pieces = 1 + p.copies.len() + extras.clone().count();
             let mut e = w.push_block(p.start, p.end, None, p.fall_slot, pieces)?;
-            e.piece(p.block_slot, PieceKind::Own, p.insns.len());
-            insns(&mut e, p, p.insns.len());
+            let n = p.insns.len();
+            e.piece(p.block_slot, PieceKind::Own, n);
+            insns(&mut e, p, n);
             for c in &p.copies {
                 e.piece(*c, PieceKind::Copy, 0);
             }
@@ -113,7 +112,7 @@ fn write_code<S: BuildHasher>(
             // own at the same address, ending where the handler left it.
             for &(n, slot) in p.partial.iter().filter(|(_, s)| ran(*s)) {
                 let end = profile::End::Fall {
-                    next: p.insns[n as usize].0,
+                    next: data.insns(p)[n as usize].0,
                 };
                 let mut e = w.push_block(p.start, end, None, None, 1)?;
                 e.piece(slot, PieceKind::Own, n as usize);

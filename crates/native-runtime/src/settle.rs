@@ -41,7 +41,7 @@ pub fn settle(t: &mut Translator, at: &AtMark) {
     let Some((_, p)) = t.profiles.get(at.profile as usize) else {
         return;
     };
-    let Some((mut adds, ran)) = corrections(p, at) else {
+    let Some((mut adds, ran)) = corrections(p, t.profile_data.insns(p), at) else {
         return;
     };
     if ran > 0 {
@@ -60,8 +60,12 @@ pub fn settle(t: &mut Translator, at: &AtMark) {
 /// which of its slots, and how many of its instructions ran (to be
 /// counted on their own slot). None where `at` is not one of its
 /// instructions.
-fn corrections(p: &BlockProfile, at: &AtMark) -> Option<(Vec<(u32, i64)>, usize)> {
-    let i = p.insns.iter().position(|&(pc, _, _)| pc == at.pc)?;
+fn corrections(
+    p: &BlockProfile,
+    insns: &[(u64, u32, u32)],
+    at: &AtMark,
+) -> Option<(Vec<(u32, i64)>, usize)> {
+    let i = insns.iter().position(|&(pc, _, _)| pc == at.pc)?;
     let bumped = i as u32 >= p.counted_from;
     let mut adds = Vec::with_capacity(3);
     if p.copies.is_empty() {
@@ -96,11 +100,13 @@ fn prefix_slot(t: &mut Translator, profile: usize, n: usize) -> Option<u32> {
     if t.slots.descs.len() + 1 >= header::MAX_SLOTS {
         return None;
     }
-    let (first_pc, _, _) = p.insns[0];
-    let (_, first, len) = p.insns[n - 1];
+    let insns = t.profile_data.insns(p);
+    let first_pc = insns[0].0;
     let mut d = Desc::default();
-    for (kind, k) in &p.items[..(first + len) as usize] {
-        d.add(*kind, *k);
+    for &insn in &insns[..n] {
+        for &(kind, k) in t.profile_data.items(insn) {
+            d.add(kind, k);
+        }
     }
     t.slots.pc = first_pc;
     let s = t.slots.add(d);
@@ -116,19 +122,26 @@ mod tests {
     /// A block of `n` instructions at 0x1000 (one byte each), its counter
     /// bumped before instruction `counted_from`, laid out `copies` times
     /// (0: once, no loop).
-    fn block(n: u64, counted_from: u32, copies: usize) -> BlockProfile {
-        BlockProfile {
+    fn block(n: u64, counted_from: u32, copies: usize) -> Block {
+        let profile = BlockProfile {
             start: 0x1000,
             end: End::Fall { next: 0x1000 + n },
             block_slot: 7,
             copies: vec![9; copies],
             fall_slot: None,
-            insns: (0..n).map(|k| (0x1000 + k, 0, 0)).collect(),
-            items: Vec::new(),
+            insns: 0..n as u32,
             dynamic: Vec::new(),
             counted_from,
             partial: Vec::new(),
-        }
+        };
+        (profile, (0..n).map(|k| (0x1000 + k, 0, 0)).collect())
+    }
+
+    /// A block's profile and its instructions.
+    type Block = (BlockProfile, Vec<(u64, u32, u32)>);
+
+    fn corrections(b: &Block, at: &AtMark) -> Option<(Vec<(u32, i64)>, usize)> {
+        super::corrections(&b.0, &b.1, at)
     }
 
     /// Interrupted at instruction `k` of copy `copy`, `per_copy` marks a copy.

@@ -696,6 +696,7 @@ pub fn build(
     cache_start: u64,
     routines: &Routines,
     code: Code,
+    data: &mut ProfileData,
 ) -> Result<Built, String> {
     let at_end = if dec.flags_dead_at_end {
         0
@@ -728,8 +729,7 @@ pub fn build(
         block_slot,
         copies: Vec::new(),
         fall_slot: None,
-        insns: Vec::with_capacity(dec.insns.len()),
-        items: Vec::with_capacity(dec.insns.len() * 3),
+        insns: data.insns.len() as u32..data.insns.len() as u32,
         dynamic: Vec::new(),
         counted_from: match (counter, site_counts) {
             (Some(i), _) => i as u32,
@@ -758,22 +758,19 @@ pub fn build(
     for (i, (insn, info)) in dec.insns.iter().enumerate() {
         if marker_at != Some(i) {
             stat.add_static(info, insn);
-            // Each instruction's own counts, kept flat (one allocation a
-            // block, not one an instruction: translation is on the start-up
-            // path of every program).
+            // Each instruction's own counts, kept flat in the translator's
+            // arrays for every block (no allocation a block: translation is
+            // on the start-up path of every program).
             own.items.clear();
             own.add_static(info, insn);
-            let first = profile.items.len() as u32;
-            profile.items.extend_from_slice(&own.items);
+            let first = data.items.len() as u32;
+            data.items.extend_from_slice(&own.items);
             // A decoding failure kept as ud2 has no address of its own.
             let pc = if insn.ip() == 0 { dec.pc } else { insn.ip() };
-            profile.insns.push((pc, first, own.items.len() as u32));
+            data.insns.push((pc, first, own.items.len() as u32));
         }
     }
-    // Kept for the whole run (attribution reads it at exit), for every
-    // block: held to its length, not to the room made for three items an
-    // instruction (gcc's cc1: 222,000 blocks).
-    profile.items.shrink_to_fit();
+    profile.insns.end = data.insns.len() as u32;
     let body = Body {
         dec,
         live: &live,
@@ -959,6 +956,40 @@ fn dynamic_slots(slots: &Slots, first: u32, p: &BlockProfile) -> Vec<u32> {
         .collect()
 }
 
+/// Every translated block's instructions and their static counts, one
+/// block after the other: two arrays for a run instead of two vectors a
+/// block (Numba's start-up translates 250,000 blocks; at exit each block's
+/// vectors, apart in memory, were a cache miss or two each to write out).
+#[derive(Debug, Default)]
+pub struct ProfileData {
+    /// Each instruction's address and its items: `items[first..first + n]`.
+    pub insns: Vec<(u64, u32, u32)>,
+    /// What one execution of an instruction counts.
+    pub items: Vec<(SlotKind, u64)>,
+}
+
+impl ProfileData {
+    /// The instructions of `p`.
+    pub fn insns(&self, p: &BlockProfile) -> &[(u64, u32, u32)] {
+        &self.insns[p.insns.start as usize..p.insns.end as usize]
+    }
+
+    /// The items of instruction `(_, first, n)`.
+    pub fn items(&self, (_, first, n): (u64, u32, u32)) -> &[(SlotKind, u64)] {
+        &self.items[first as usize..(first + n) as usize]
+    }
+
+    /// Back to `len` (instructions, items): a translation that failed.
+    pub fn truncate(&mut self, (insns, items): (usize, usize)) {
+        self.insns.truncate(insns);
+        self.items.truncate(items);
+    }
+
+    pub fn len(&self) -> (usize, usize) {
+        (self.insns.len(), self.items.len())
+    }
+}
+
 /// What a translated block holds, for attribution: its instructions' static
 /// counts, how it ends, and its counter slots.
 #[derive(Debug, Clone)]
@@ -970,11 +1001,8 @@ pub struct BlockProfile {
     pub copies: Vec<u32>,
     /// The not-taken counter of a block ending in a conditional branch.
     pub fall_slot: Option<u32>,
-    /// Each instruction's address and its items: `items[first..first + n]`.
-    pub insns: Vec<(u64, u32, u32)>,
-    /// What one execution of each instruction counts, all instructions'
-    /// items one after the other.
-    pub items: Vec<(SlotKind, u64)>,
+    /// Its instructions in [`ProfileData::insns`].
+    pub insns: std::ops::Range<u32>,
     /// Slots of run-time work (their instruction: `Slots::owners`).
     pub dynamic: Vec<u32>,
     /// The first instruction whose copy follows the counter bump (the bump

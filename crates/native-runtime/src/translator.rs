@@ -46,6 +46,8 @@ pub struct Translator {
     /// Every block translated, with the mappings snapshot it was read under
     /// (for attribution; kept when its code is unmapped).
     pub profiles: Vec<(usize, translate::BlockProfile)>,
+    /// The profiles' instructions and items.
+    pub profile_data: translate::ProfileData,
 }
 
 static STATE: Mutex<Option<Translator>> = Mutex::new(None);
@@ -71,6 +73,7 @@ pub fn init() -> Result<(), String> {
         watch: Default::default(),
         incoming: Incoming::default(),
         profiles: Vec::new(),
+        profile_data: translate::ProfileData::default(),
     });
     Ok(())
 }
@@ -261,6 +264,7 @@ impl Translator {
             blocks: &self.blocks,
             arena,
         };
+        let data_before = self.profile_data.len();
         let built = translate::build(
             dec,
             &mut self.slots,
@@ -269,8 +273,11 @@ impl Translator {
             start,
             &routines,
             self.code.take().unwrap_or_default(),
-        )?;
+            &mut self.profile_data,
+        )
+        .inspect_err(|_| self.profile_data.truncate(data_before))?;
         if self.slots.descs.len() >= header::MAX_SLOTS {
+            self.profile_data.truncate(data_before);
             return Err(format!(
                 "more than {} counter slots: the program is too large for this version",
                 header::MAX_SLOTS
