@@ -740,3 +740,78 @@ fn time_shares_when_counted_with(how: &[&str]) {
         "GFLOP/s = FLOP / time"
     );
 }
+
+/// A program of 70 C files with `-g` (a DWARF context per compile unit, made
+/// as its addresses are first looked up, from 64 units on): each file's
+/// function and loop are named with their own file and line, with exact
+/// FLOP, under both engines.
+#[test]
+fn a_program_of_many_compile_units_has_every_unit_s_lines() {
+    const UNITS: u64 = 70;
+    let exe = built_once("units".to_string(), || {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("units");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut files = Vec::new();
+        let mut main = String::from("#include <stdio.h>\n");
+        for i in 0..UNITS {
+            // Its first code on line 3, its loop on line 4, the FLOP on 5.
+            let text = format!(
+                "/* unit {i} */\ndouble f{i}(const double *a, int n) {{\n  double s = 0;\n  \
+                 for (int k = 0; k < n; k++)\n    s += a[k] * {i}.5;\n  return s;\n}}\n"
+            );
+            let name = dir.join(format!("unit{i}.c"));
+            std::fs::write(&name, text).unwrap();
+            files.push(name.display().to_string());
+            main.push_str(&format!("double f{i}(const double *, int);\n"));
+        }
+        main.push_str("int main(void) {\n  static double a[1000];\n  double s = 0;\n");
+        for i in 0..UNITS {
+            main.push_str(&format!("  s += f{i}(a, {});\n", 10 * (i + 1)));
+        }
+        main.push_str("  printf(\"%g\\n\", s);\n  return 0;\n}\n");
+        let name = dir.join("main.c");
+        std::fs::write(&name, main).unwrap();
+        files.push(name.display().to_string());
+        let exe = dir.join("units");
+        let tmp = dir.join(format!("units.{}.tmp", std::process::id()));
+        // -O1: one scalar multiply and add an iteration, no vector code.
+        let out = Command::new("gcc")
+            .args(["-O1", "-g", "-o"])
+            .arg(&tmp)
+            .args(&files)
+            .output()
+            .expect("running gcc");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::rename(&tmp, &exe).unwrap();
+        exe
+    });
+    let no_args: [&str; 0] = [];
+    for engine in ENGINES {
+        let r = count_ok_with(engine, &exe, &no_args, &[]);
+        for i in 0..UNITS {
+            let (name, file) = (format!("f{i}"), format!("/unit{i}.c"));
+            let what = format!("{name} under {engine}");
+            let f = function(&r, &name).unwrap_or_else(|| panic!("{what}: no row"));
+            assert!(
+                f["file"].as_str().is_some_and(|p| p.ends_with(&file)),
+                "{what}: file {}",
+                f["file"]
+            );
+            assert_eq!(f["line"], 3, "{what}: its first line");
+            let n = 10 * (i + 1);
+            assert_eq!(flop(Some(f)), 2 * n, "{what}: FLOP");
+            let (_, l) =
+                loop_at(&r, &file, 4).unwrap_or_else(|| panic!("{what}: no loop on line 4"));
+            assert_eq!(l["iterations"].as_u64(), Some(n), "{what}: iterations");
+            let line5 =
+                r.0["lines"].as_array().unwrap().iter().find(|l| {
+                    l["line"] == 5 && l["file"].as_str().is_some_and(|p| p.ends_with(&file))
+                });
+            assert_eq!(flop(line5), 2 * n, "{what}: FLOP of line 5");
+        }
+    }
+}
