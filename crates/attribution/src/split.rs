@@ -279,7 +279,7 @@ fn assign(
         .map(|b| modules.key(b.snapshot, b.start).0)
         .collect();
     let mut order: Vec<usize> = (0..ex.blocks.len()).collect();
-    order.sort_by_key(|&i| keys[i]);
+    order.sort_unstable_by_key(|&i| keys[i]);
     // Positions in `order` where parts 1.. begin.
     let mut cuts: Vec<usize> = Vec::with_capacity(parts - 1);
     let mut done = 0;

@@ -310,15 +310,6 @@ pub fn decode_records(data: &[u8]) -> Vec<Record> {
         .collect()
 }
 
-/// A code table file's bytes (an absent file is an empty table).
-pub fn read_code(path: &Path) -> std::io::Result<Vec<u8>> {
-    match std::fs::read(path) {
-        Ok(data) => Ok(data),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e),
-    }
-}
-
 /// The first `n` counters of bank `bank` in a `.prof` file (zeros past its
 /// end).
 pub fn read_bank(path: &Path, bank: usize, n: u32) -> std::io::Result<Vec<u64>> {
