@@ -447,8 +447,11 @@ fn map_code(path: &Path) -> std::io::Result<Box<dyn std::ops::Deref<Target = [u8
     }
     // SAFETY: the engine wrote the file at its process's exit; the job's
     // processes have all ended, and nothing writes it again.
-    let map = unsafe { memmap2::MmapOptions::new().populate().map(&file)? };
-    Ok(Box::new(map))
+    match unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+        Ok(map) => Ok(Box::new(map)),
+        // A file system that cannot map files: read it.
+        Err(_) => Ok(Box::new(std::fs::read(path)?)),
+    }
 }
 
 #[cfg(test)]
