@@ -3,8 +3,8 @@
 //! first so that the workers finish together, and keeps a symbolizer of
 //! its own (modules load once a worker, not once a job). A file holding
 //! more than its share of the job's code (the one file of a single
-//! process, gcc's cc1) is itself cut into parts on as many threads
-//! (`split`), about one a core its share fills.
+//! process, gcc's cc1) is itself cut into parts attributed on several
+//! threads (`split`), about one a core its share fills.
 
 use crate::tally::Sampled;
 use crate::{split, Attribution, Executed};
@@ -22,15 +22,16 @@ pub(crate) const MAX_WORKERS: usize = 4;
 pub type Attributed = (Option<Attribution>, Vec<String>);
 
 /// Sets the number of parts each process image is attributed in, instead
-/// of one a core its share of the job's code fills (and none below
-/// `split::MIN_INSNS` instructions): to compare the split with one pass.
+/// of `split::PARTS_A_THREAD` for each core its share of the job's code
+/// fills (and none below `split::MIN_INSNS` instructions): to compare the
+/// split with one pass.
 pub const PARTS_ENV: &str = "FLOPSCOPE_ATTRIBUTION_PARTS";
 
-/// Parts for each file of `sizes` (code table bytes) on `cores` cores: a
-/// file holding more than a core's share of the job gets a part for each
+/// Threads for each file of `sizes` (code table bytes) on `cores` cores: a
+/// file holding more than a core's share of the job gets a thread for each
 /// share it holds, begun (gcc: cc1, about nine tenths of the code, gets 2
 /// on 2 cores; the driver and the assembler 1 each).
-fn parts(sizes: &[u64], cores: usize) -> Vec<usize> {
+fn threads(sizes: &[u64], cores: usize) -> Vec<usize> {
     let total = u128::from(sizes.iter().sum::<u64>().max(1));
     sizes
         .iter()
@@ -59,7 +60,7 @@ pub fn attribute_all(processes: &[Vec<PathBuf>], sampled: Option<&Sampled>) -> V
         .filter(|&n| n >= 1);
     let parts = match forced {
         Some(n) => vec![n; files.len()],
-        None => parts(&sizes, cores),
+        None => threads(&sizes, cores),
     };
     let workers = cores.min(files.len());
     let next = AtomicUsize::new(0);
@@ -96,7 +97,8 @@ pub fn attribute_all(processes: &[Vec<PathBuf>], sampled: Option<&Sampled>) -> V
         .collect()
 }
 
-/// One process image's file, in `parts` parts (see `split`).
+/// One process image's file, on `parts` threads, or in `parts` parts when
+/// `forced` (see `split`).
 fn one(
     path: &Path,
     sampled: Option<&Sampled>,
@@ -126,15 +128,15 @@ fn one(
 
 #[cfg(test)]
 mod tests {
-    use super::parts;
+    use super::threads;
 
     #[test]
-    fn a_file_gets_a_part_for_each_core_share_it_holds() {
-        assert_eq!(parts(&[100], 2), [2]);
-        assert_eq!(parts(&[90, 6, 4], 2), [2, 1, 1]);
-        assert_eq!(parts(&[50, 50], 2), [1, 1]);
-        assert_eq!(parts(&[70, 10, 10, 10], 4), [3, 1, 1, 1]);
-        assert_eq!(parts(&[0, 0], 2), [1, 1]);
-        assert_eq!(parts(&[5], 1), [1]);
+    fn a_file_gets_a_thread_for_each_core_share_it_holds() {
+        assert_eq!(threads(&[100], 2), [2]);
+        assert_eq!(threads(&[90, 6, 4], 2), [2, 1, 1]);
+        assert_eq!(threads(&[50, 50], 2), [1, 1]);
+        assert_eq!(threads(&[70, 10, 10, 10], 4), [3, 1, 1, 1]);
+        assert_eq!(threads(&[0, 0], 2), [1, 1]);
+        assert_eq!(threads(&[5], 1), [1]);
     }
 }

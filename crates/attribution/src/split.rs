@@ -1,6 +1,7 @@
 //! One large process image attributed on several threads: its executed
 //! blocks cut into parts at machine-function boundaries, each part
-//! attributed with a symbolizer of its own, the parts merged.
+//! attributed by the next free thread (each thread with a symbolizer of
+//! its own), the parts merged.
 //!
 //! A machine function's blocks stay in one part, so its control flow (its
 //! loops, their entries and iterations) is whole there; functions and lines
@@ -16,6 +17,8 @@ use crate::{Attribution, Executed};
 use flopscope_counter_file::profile::End;
 use flopscope_symbols::{Mapping, Symbolizer};
 use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Executed instructions below which one thread does it all: a thread and
 /// a second symbolizer (which reads its modules' tables again) cost more
@@ -112,22 +115,34 @@ impl Parts {
     }
 }
 
-/// [`Attribution::of`] in `parts` parts on as many threads (one part, on
-/// this thread, below [`MIN_INSNS`] unless `forced`); `symbolizer` serves
-/// the first part, the others get their own.
+/// Parts a thread: taken one after the other by whichever thread is free,
+/// they even out what parts of equal instruction counts cost apart.
+pub const PARTS_A_THREAD: usize = 8;
+
+/// [`Attribution::of`] on `threads` threads (one pass, on this thread,
+/// below [`MIN_INSNS`] instructions), in [`PARTS_A_THREAD`] parts a thread;
+/// `forced`: in exactly `threads` parts, on as many threads as there are
+/// cores. `symbolizer` serves this thread's parts, the other threads get
+/// their own.
 pub fn attribute(
     ex: Executed,
     sampled: Option<&Sampled>,
     symbolizer: &mut Symbolizer,
-    parts: usize,
+    threads: usize,
     forced: bool,
 ) -> Attribution {
     let insns: usize = ex.blocks.iter().map(|b| b.insns.len()).sum();
-    // No more parts than blocks (a part per function at most, in the end).
-    let parts = parts.min(ex.blocks.len());
-    if parts <= 1 || (!forced && insns < MIN_INSNS) {
+    if threads <= 1 || (!forced && insns < MIN_INSNS) {
         return Attribution::of(&ex, sampled, symbolizer);
     }
+    let (parts, threads) = if forced {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (threads, threads.min(cores))
+    } else {
+        (threads * PARTS_A_THREAD, threads)
+    };
+    // No more parts than blocks (a part per function at most, in the end).
+    let parts = parts.min(ex.blocks.len());
     let modules = Modules::new(&ex);
     let (part_of, key_ranges) = assign(&ex, &modules, symbolizer, parts, insns);
     let starts: FxHashMap<(usize, u64), usize> = ex
@@ -177,19 +192,43 @@ pub fn attribute(
         })
         .collect();
     pieces.retain(|p| !p.blocks.is_empty());
-    let rest = pieces.split_off(1);
-    let first = pieces.pop().expect("a part with blocks");
-    std::thread::scope(|s| {
-        let others: Vec<_> = rest
-            .into_iter()
-            .map(|p| s.spawn(move || Attribution::of(&p, sampled, &mut Symbolizer::asked_once())))
-            .collect();
-        let mut out = Attribution::of(&first, sampled, symbolizer);
-        for h in others {
-            out.merge(h.join().expect("an attribution thread panicked"));
+    // The largest parts first, each taken by the next free thread: parts
+    // of equal instruction counts do not cost the same (code with DWARF
+    // costs more an address than code with a symbol table only).
+    let mut order: Vec<usize> = (0..pieces.len()).collect();
+    order.sort_by_key(|&i| {
+        std::cmp::Reverse(
+            pieces[i]
+                .blocks
+                .iter()
+                .map(|b| b.insns.len())
+                .sum::<usize>(),
+        )
+    });
+    let next = AtomicUsize::new(0);
+    let done: Vec<Mutex<Option<Attribution>>> = pieces.iter().map(|_| Mutex::new(None)).collect();
+    let work = |symbolizer: &mut Symbolizer| {
+        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let a = Attribution::of(&pieces[i], sampled, symbolizer);
+            *done[i].lock().expect("no attribution thread panicked") = Some(a);
         }
-        out
-    })
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads.min(pieces.len()) {
+            s.spawn(|| work(&mut Symbolizer::asked_once()));
+        }
+        work(symbolizer);
+    });
+    let mut parts = done.into_iter().map(|d| {
+        d.into_inner()
+            .expect("no attribution thread panicked")
+            .expect("every part attributed")
+    });
+    let mut out = parts.next().expect("a part with blocks");
+    for a in parts {
+        out.merge(a);
+    }
+    out
 }
 
 /// `b` (of part `part`) cut where a block of another part starts (its
