@@ -45,22 +45,11 @@ fn build_where_now(flags: &[&str]) -> PathBuf {
         .collect();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("where{tag}"));
     std::fs::create_dir_all(&dir).unwrap();
-    let gcc = |args: Vec<String>| {
-        let out = Command::new("gcc")
-            .args(&args)
-            .output()
-            .expect("running gcc");
-        assert!(
-            out.status.success(),
-            "gcc {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
     let mut lib: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
     lib.extend(["-g", "-shared", "-fPIC", "-o"].map(String::from));
     lib.push(dir.join("libwhere.so").display().to_string());
     lib.push(source("libwhere.c").display().to_string());
-    gcc(lib);
+    gcc(&lib);
     let exe = dir.join("where");
     let mut main: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
     main.extend(["-g", "-o"].map(String::from));
@@ -69,7 +58,7 @@ fn build_where_now(flags: &[&str]) -> PathBuf {
     main.push(format!("-L{}", dir.display()));
     main.push("-lwhere".into());
     main.push(format!("-Wl,-rpath,{}", dir.display()));
-    gcc(main);
+    gcc(&main);
     exe
 }
 
@@ -775,17 +764,10 @@ fn a_program_of_many_compile_units_has_every_unit_s_lines() {
         let exe = dir.join("units");
         let tmp = dir.join(format!("units.{}.tmp", std::process::id()));
         // -O1: one scalar multiply and add an iteration, no vector code.
-        let out = Command::new("gcc")
-            .args(["-O1", "-g", "-o"])
-            .arg(&tmp)
-            .args(&files)
-            .output()
-            .expect("running gcc");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut args: Vec<String> = ["-O1", "-g", "-o"].map(String::from).into();
+        args.push(tmp.display().to_string());
+        args.extend(files);
+        gcc(&args);
         std::fs::rename(&tmp, &exe).unwrap();
         exe
     });

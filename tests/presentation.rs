@@ -5,7 +5,7 @@
 //! wide as the total), and `report --html` with its tables and source view.
 
 use crate::attribution::source;
-use crate::support::FLOPSCOPE;
+use crate::support::{gcc, FLOPSCOPE};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -17,17 +17,6 @@ fn where_exe() -> PathBuf {
     EXE.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("presentation");
         std::fs::create_dir_all(&dir).unwrap();
-        let gcc = |args: &[&std::ffi::OsStr]| {
-            let out = Command::new("gcc")
-                .args(args)
-                .output()
-                .expect("running gcc");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        };
         let lib = dir.join("libwhere.so");
         gcc(&[
             "-O2".as_ref(),

@@ -143,6 +143,20 @@ fn compile(compiler: &str, source: &str, flags: &[&str]) -> PathBuf {
     exe
 }
 
+/// Runs gcc with `args`, panicking with its messages if it fails.
+pub fn gcc<A: AsRef<OsStr>>(args: &[A]) {
+    let out = Command::new("gcc")
+        .args(args)
+        .output()
+        .expect("running gcc");
+    assert!(
+        out.status.success(),
+        "gcc {:?}: {}",
+        args.iter().map(|a| a.as_ref()).collect::<Vec<_>>(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Runs `cmd` with `input` on its standard input and its output captured.
 pub fn output_with_input(cmd: &mut Command, input: &[u8]) -> std::process::Output {
     use std::io::Write;
