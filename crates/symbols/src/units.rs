@@ -88,10 +88,12 @@ impl Lazy {
         match refers_elsewhere(&dwarf) {
             Some(false) => {}
             _ => {
-                return match whole(&self.sections, None) {
-                    Some(ctx) => Prepared::Whole(Box::new(ctx)),
-                    None => Prepared::Nothing,
+                if let Some(ctx) = whole(&self.sections, None) {
+                    return Prepared::Whole(Box::new(ctx));
                 }
+                // Not tried again for this unit's other addresses.
+                self.units[i].context = Some(None);
+                return Prepared::Nothing;
             }
         }
         dwarf.debug_aranges = DebugAranges::from(empty(&info));
