@@ -177,6 +177,11 @@ impl Executed {
         Ok(Some(out))
     }
 
+    /// Its executed instructions (those of every block).
+    pub fn insns(&self) -> usize {
+        self.blocks.iter().map(|b| b.insns.len()).sum()
+    }
+
     /// Adds what instruction `i` (of this process) counted into `c`.
     pub fn add_counts(&self, c: &mut Counts, i: &ExecInsn) {
         add_items(c, &self.items[i.range()], &self.kinds);

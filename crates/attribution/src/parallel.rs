@@ -49,8 +49,6 @@ pub fn attribute_all(processes: &[Vec<PathBuf>], sampled: Option<&Sampled>) -> V
         .iter()
         .map(|f| std::fs::metadata(code_path(f)).map_or(0, |m| m.len()))
         .collect();
-    let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
     let cores = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(MAX_WORKERS);
@@ -63,36 +61,46 @@ pub fn attribute_all(processes: &[Vec<PathBuf>], sampled: Option<&Sampled>) -> V
         None => threads(&sizes, cores),
     };
     let workers = cores.min(files.len());
+    largest_first(
+        &sizes,
+        workers,
+        &mut Symbolizer::asked_once(),
+        |i, symbolizer| one(files[i], sampled, symbolizer, parts[i], forced.is_some()),
+    )
+}
+
+/// `work` on each item of `sizes` (its index), on `threads` threads, this
+/// one among them: each takes the next item, largest first, so that the
+/// threads finish together; each has a symbolizer of its own (this
+/// thread's: `mine`). The results in the items' order.
+pub(crate) fn largest_first<R: Send>(
+    sizes: &[u64],
+    threads: usize,
+    mine: &mut Symbolizer,
+    work: impl Fn(usize, &mut Symbolizer) -> R + Sync,
+) -> Vec<R> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Attributed>>> = files.iter().map(|_| Mutex::new(None)).collect();
-    let work = || {
-        let mut symbolizer = Symbolizer::asked_once();
+    let results: Vec<Mutex<Option<R>>> = sizes.iter().map(|_| Mutex::new(None)).collect();
+    let run = |symbolizer: &mut Symbolizer| {
         while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let done = one(
-                files[i],
-                sampled,
-                &mut symbolizer,
-                parts[i],
-                forced.is_some(),
-            );
-            *results[i].lock().expect("no worker panicked") = Some(done);
+            let r = work(i, symbolizer);
+            *results[i].lock().expect("no worker panicked") = Some(r);
         }
     };
-    if workers <= 1 {
-        work();
-    } else {
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(work);
-            }
-        });
-    }
+    std::thread::scope(|s| {
+        for _ in 1..threads.min(sizes.len()) {
+            s.spawn(|| run(&mut Symbolizer::asked_once()));
+        }
+        run(mine);
+    });
     results
         .into_iter()
         .map(|r| {
             r.into_inner()
                 .expect("no worker panicked")
-                .expect("every file taken by a worker")
+                .expect("every item taken by a worker")
         })
         .collect()
 }

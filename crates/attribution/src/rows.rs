@@ -68,7 +68,7 @@ impl Attribution {
         sampled: Option<&Sampled>,
         symbolizer: &mut Symbolizer,
     ) -> Attribution {
-        let addresses = ex.blocks.iter().map(|b| b.insns.len()).sum();
+        let addresses = ex.insns();
         let mut places = Places::new(&ex.snapshots, symbolizer, addresses);
         let mut out = Attribution::default();
         let mut tally = Tally::default();

@@ -11,14 +11,13 @@
 //! A compiler's cc1 spends about two seconds in that pass on one thread.
 
 use crate::executed::ExecBlock;
+use crate::parallel::largest_first;
 use crate::place;
 use crate::tally::Sampled;
 use crate::{Attribution, Executed};
 use flopscope_counter_file::profile::End;
 use flopscope_symbols::{Mapping, Symbolizer};
 use rustc_hash::FxHashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// Executed instructions below which one thread does it all: a thread and
 /// a second symbolizer (which reads its modules' tables again) cost more
@@ -131,7 +130,7 @@ pub fn attribute(
     threads: usize,
     forced: bool,
 ) -> Attribution {
-    let insns: usize = ex.blocks.iter().map(|b| b.insns.len()).sum();
+    let insns = ex.insns();
     if threads <= 1 || (!forced && insns < MIN_INSNS) {
         return Attribution::of(&ex, sampled, symbolizer);
     }
@@ -195,35 +194,11 @@ pub fn attribute(
     // The largest parts first, each taken by the next free thread: parts
     // of equal instruction counts do not cost the same (code with DWARF
     // costs more an address than code with a symbol table only).
-    let mut order: Vec<usize> = (0..pieces.len()).collect();
-    order.sort_by_key(|&i| {
-        std::cmp::Reverse(
-            pieces[i]
-                .blocks
-                .iter()
-                .map(|b| b.insns.len())
-                .sum::<usize>(),
-        )
-    });
-    let next = AtomicUsize::new(0);
-    let done: Vec<Mutex<Option<Attribution>>> = pieces.iter().map(|_| Mutex::new(None)).collect();
-    let work = |symbolizer: &mut Symbolizer| {
-        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let a = Attribution::of(&pieces[i], sampled, symbolizer);
-            *done[i].lock().expect("no attribution thread panicked") = Some(a);
-        }
-    };
-    std::thread::scope(|s| {
-        for _ in 1..threads.min(pieces.len()) {
-            s.spawn(|| work(&mut Symbolizer::asked_once()));
-        }
-        work(symbolizer);
-    });
-    let mut parts = done.into_iter().map(|d| {
-        d.into_inner()
-            .expect("no attribution thread panicked")
-            .expect("every part attributed")
-    });
+    let sizes: Vec<u64> = pieces.iter().map(|p| p.insns() as u64).collect();
+    let mut parts = largest_first(&sizes, threads, symbolizer, |i, symbolizer| {
+        Attribution::of(&pieces[i], sampled, symbolizer)
+    })
+    .into_iter();
     let mut out = parts.next().expect("a part with blocks");
     for a in parts {
         out.merge(a);
