@@ -151,16 +151,17 @@ impl Source {
     /// The context holding `addr`, and where its units begin in the file's
     /// .debug_info.
     fn context(&mut self, addr: u64) -> Option<(&addr2line::Context<Reader>, usize)> {
+        let mut unit = None;
         if let Source::Lazy(lazy) = self {
             match lazy.prepare(addr) {
-                units::Prepared::Ready => {}
+                units::Prepared::Ready(i) => unit = Some(i),
                 units::Prepared::Nothing => return None,
                 units::Prepared::Whole(ctx) => *self = Source::Whole(ctx),
             }
         }
         match self {
             Source::Whole(ctx) => Some((ctx, 0)),
-            Source::Lazy(lazy) => lazy.context(addr),
+            Source::Lazy(lazy) => lazy.unit(unit?),
         }
     }
 }
@@ -353,7 +354,6 @@ fn path_push(path: &mut String, part: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gimli::Section;
     use object::ObjectSection;
     use std::process::Command;
 
@@ -434,12 +434,8 @@ mod tests {
         let mut headers = dwarf.units();
         let mut out = Vec::new();
         while let Some(h) = headers.next().unwrap() {
-            let mut one = sections.borrow(Reader::clone);
-            let mut info = dwarf.debug_info.reader().clone();
-            info.skip(h.offset().0).unwrap();
-            info.truncate(h.length_including_self()).unwrap();
-            one.debug_info = gimli::DebugInfo::from(info);
-            out.push(units::refers_elsewhere(&one).unwrap());
+            let one = units::unit_alone(&sections, h.offset().0, h.length_including_self());
+            out.push(units::refers_elsewhere(&one.unwrap()).unwrap());
         }
         out
     }

@@ -39,8 +39,8 @@ struct Unit {
 
 /// What [`Lazy::prepare`] found at an address.
 pub(crate) enum Prepared {
-    /// The context of the unit holding it is ready.
-    Ready,
+    /// The context of unit `.0`, which holds it, is made ([`Lazy::unit`]).
+    Ready(usize),
     /// No unit holds it.
     Nothing,
     /// The unit refers to other units: a context for the whole file.
@@ -74,17 +74,13 @@ impl Lazy {
             return Prepared::Nothing;
         };
         if self.units[i].context.is_some() {
-            return Prepared::Ready;
+            return Prepared::Ready(i);
         }
-        let (offset, len) = (self.units[i].offset, self.units[i].len);
-        let info = self.sections.debug_info.reader().clone();
-        let mut slice = info.clone();
-        if slice.skip(offset).is_err() || slice.truncate(len).is_err() {
+        let Some(mut dwarf) = unit_alone(&self.sections, self.units[i].offset, self.units[i].len)
+        else {
             self.units[i].context = Some(None);
-            return Prepared::Ready;
-        }
-        let mut dwarf = self.sections.borrow(Reader::clone);
-        dwarf.debug_info = DebugInfo::from(slice);
+            return Prepared::Ready(i);
+        };
         match refers_elsewhere(&dwarf) {
             Some(false) => {}
             _ => {
@@ -96,17 +92,32 @@ impl Lazy {
                 return Prepared::Nothing;
             }
         }
-        dwarf.debug_aranges = DebugAranges::from(empty(&info));
+        dwarf.debug_aranges = DebugAranges::from(empty(self.sections.debug_info.reader()));
         self.units[i].context = Some(addr2line::Context::from_dwarf(dwarf).ok());
-        Prepared::Ready
+        Prepared::Ready(i)
     }
 
-    /// The context of the unit holding `addr` (made by [`Lazy::prepare`]),
-    /// and where the unit begins in `.debug_info`.
-    pub fn context(&self, addr: u64) -> Option<(&Context, usize)> {
-        let unit = &self.units[self.unit_at(addr)?];
+    /// The context of unit `i` (made by [`Lazy::prepare`]), and where the
+    /// unit begins in `.debug_info`.
+    pub fn unit(&self, i: usize) -> Option<(&Context, usize)> {
+        let unit = &self.units[i];
         Some((unit.context.as_ref()?.as_ref()?, unit.offset))
     }
+}
+
+/// The DWARF of `sections` with a `.debug_info` holding only the unit at
+/// `offset`, `len` bytes with its header; `None` past the section's end.
+pub(crate) fn unit_alone(
+    sections: &DwarfSections<Reader>,
+    offset: usize,
+    len: usize,
+) -> Option<gimli::Dwarf<Reader>> {
+    let mut info = sections.debug_info.reader().clone();
+    info.skip(offset).ok()?;
+    info.truncate(len).ok()?;
+    let mut dwarf = sections.borrow(Reader::clone);
+    dwarf.debug_info = DebugInfo::from(info);
+    Some(dwarf)
 }
 
 /// One context over every unit of `sections` (and of dwz's `sup`).
