@@ -334,11 +334,23 @@ pub struct Region {
     #[serde(default)]
     pub gflops: Option<f64>,
     /// The region's own attribution rows (`flopscope count --per-region`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::rows_json::rows"
+    )]
     pub functions: Vec<crate::FunctionRow>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::rows_json::rows"
+    )]
     pub loops: Vec<crate::LoopRow>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::rows_json::rows"
+    )]
     pub lines: Vec<crate::LineRow>,
 }
 
@@ -405,11 +417,11 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling: Option<crate::Sampling>,
     /// Where the work is (engines that attribute; empty otherwise).
-    #[serde(default)]
+    #[serde(default, serialize_with = "crate::rows_json::rows")]
     pub functions: Vec<crate::FunctionRow>,
-    #[serde(default)]
+    #[serde(default, serialize_with = "crate::rows_json::rows")]
     pub loops: Vec<crate::LoopRow>,
-    #[serde(default)]
+    #[serde(default, serialize_with = "crate::rows_json::rows")]
     pub lines: Vec<crate::LineRow>,
     #[serde(default)]
     pub warnings: Vec<String>,
