@@ -22,6 +22,7 @@
 
 use flopscope_model::counts::FpTally;
 use flopscope_model::Counts;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// (module, function name)
@@ -39,6 +40,25 @@ pub struct Calls {
 }
 
 impl Calls {
+    /// [`Calls::add`] of calls no longer needed: what only they hold is
+    /// moved.
+    pub fn merge(&mut self, o: Calls) {
+        for (k, c) in o.local {
+            match self.local.entry(k) {
+                Entry::Vacant(v) => {
+                    v.insert(c);
+                }
+                Entry::Occupied(mut e) => e.get_mut().merge(&c),
+            }
+        }
+        for (k, n) in o.edges {
+            *self.edges.entry(k).or_default() += n;
+        }
+        for (k, n) in o.entries {
+            *self.entries.entry(k).or_default() += n;
+        }
+    }
+
     pub fn add(&mut self, o: &Calls) {
         for (k, c) in &o.local {
             self.local.entry(k.clone()).or_default().merge(c);

@@ -13,6 +13,8 @@ use flopscope_model::{
 };
 use flopscope_symbols::Symbolizer;
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::calls::{Calls, FnKey};
@@ -28,6 +30,18 @@ pub(crate) struct FnAcc {
     /// Lowest source line seen, with its file (the declaration, near enough:
     /// a function's entry code carries its opening line).
     pub first_line: Option<(u32, Name)>,
+}
+
+impl FnAcc {
+    /// Adds another attribution's accumulator of the same function.
+    fn add(&mut self, f: &FnAcc) {
+        self.counts.merge(&f.counts);
+        self.address = self.address.min(f.address);
+        self.inlined_into.extend(f.inlined_into.iter().cloned());
+        if self.first_line.is_none() || f.first_line < self.first_line {
+            self.first_line = f.first_line.clone().or(self.first_line.take());
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -162,25 +176,46 @@ impl Attribution {
     pub fn merge(&mut self, o: Attribution) {
         if self.is_empty() {
             *self = o;
-        } else {
-            self.add(&o);
+            return;
         }
+        // As `add`, with what only `o` holds moved, not copied: a large
+        // image's parts (merged one after the other on one thread) share
+        // few functions, lines and loops.
+        for (k, f) in o.functions {
+            match self.functions.entry(k) {
+                Entry::Vacant(v) => {
+                    v.insert(f);
+                }
+                Entry::Occupied(mut e) => e.get_mut().add(&f),
+            }
+        }
+        for (k, c) in o.lines {
+            match self.lines.entry(k) {
+                Entry::Vacant(v) => {
+                    v.insert(c);
+                }
+                Entry::Occupied(mut e) => e.get_mut().merge(&c),
+            }
+        }
+        for (k, f) in o.at {
+            self.at.entry(k).or_insert(f);
+        }
+        self.calls.merge(o.calls);
+        let parents: Vec<Option<usize>> = o.loops.iter().map(|l| l.parent).collect();
+        self.add_loops(o.loops.into_iter().map(Cow::Owned), &parents);
     }
 
     /// [`Attribution::merge`] of an attribution still needed (a child
     /// process's, whose own rows are made meanwhile).
     pub fn add(&mut self, o: &Attribution) {
         for (k, f) in &o.functions {
-            let e = self.functions.entry(k.clone()).or_insert_with(|| FnAcc {
-                address: u64::MAX,
-                ..Default::default()
-            });
-            e.counts.merge(&f.counts);
-            e.address = e.address.min(f.address);
-            e.inlined_into.extend(f.inlined_into.iter().cloned());
-            if e.first_line.is_none() || f.first_line < e.first_line {
-                e.first_line = f.first_line.clone().or(e.first_line.take());
-            }
+            self.functions
+                .entry(k.clone())
+                .or_insert_with(|| FnAcc {
+                    address: u64::MAX,
+                    ..Default::default()
+                })
+                .add(f);
         }
         for (k, c) in &o.lines {
             self.lines.entry(k.clone()).or_default().merge(c);
@@ -189,14 +224,26 @@ impl Attribution {
             self.at.entry(k.clone()).or_insert_with(|| f.clone());
         }
         self.calls.add(&o.calls);
+        let parents: Vec<Option<usize>> = o.loops.iter().map(|l| l.parent).collect();
+        self.add_loops(o.loops.iter().map(Cow::Borrowed), &parents);
+    }
+
+    /// Adds `loops` (another attribution's, whose parents are `parents`):
+    /// a loop this one has (same module and header) sums into it, a new
+    /// one is appended, with its parent's new index.
+    fn add_loops<'a>(
+        &mut self,
+        loops: impl Iterator<Item = Cow<'a, LoopAcc>>,
+        parents: &[Option<usize>],
+    ) {
         let mut index: HashMap<(String, u64), usize> = self
             .loops
             .iter()
             .enumerate()
             .map(|(i, l)| ((l.module.clone(), l.header), i))
             .collect();
-        let mut remap = Vec::with_capacity(o.loops.len());
-        for l in &o.loops {
+        let mut remap = Vec::with_capacity(parents.len());
+        for l in loops {
             let key = (l.module.clone(), l.header);
             let at = match index.get(&key) {
                 Some(&i) => {
@@ -211,7 +258,7 @@ impl Attribution {
                 None => {
                     self.loops.push(LoopAcc {
                         parent: None,
-                        ..l.clone()
+                        ..l.into_owned()
                     });
                     index.insert(key, self.loops.len() - 1);
                     self.loops.len() - 1
@@ -219,9 +266,9 @@ impl Attribution {
             };
             remap.push(at);
         }
-        for (l, &at) in o.loops.iter().zip(&remap) {
+        for (parent, &at) in parents.iter().zip(&remap) {
             if self.loops[at].parent.is_none() {
-                self.loops[at].parent = l.parent.map(|p| remap[p]);
+                self.loops[at].parent = parent.map(|p| remap[p]);
             }
         }
     }
