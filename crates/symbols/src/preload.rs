@@ -1,7 +1,8 @@
 //! Modules loaded ahead, while the counted program runs, on one thread of
 //! idle priority: the C library (its detached DWARF, libc6-dbg's, is 34 MB
 //! inflated and took 40 ms to load in every symbolizer that met it, after
-//! the run, where the user waits) and the program's own file. Each
+//! the run, where the user waits) and the program's own file, then the
+//! files the program's processes map as they run ([`add`]). Each
 //! [`Symbolizer`](crate::Symbolizer) that needs one of them takes a loaded
 //! copy of its own (a module keeps its answers and DWARF caches, not
 //! shareable between threads), so [`start`] loads as many copies as
@@ -59,6 +60,11 @@ pub static AHEAD: Ahead = Ahead::new();
 /// [`Ahead::start`] on [`AHEAD`].
 pub fn start(paths: &[PathBuf], copies: usize, debug_roots: Vec<PathBuf>) {
     AHEAD.start(paths, copies, debug_roots);
+}
+
+/// [`Ahead::add`] on [`AHEAD`].
+pub fn add(paths: &[PathBuf], copies: usize) {
+    AHEAD.add(paths, copies);
 }
 
 /// [`Ahead::stop`] on [`AHEAD`].
@@ -137,7 +143,35 @@ impl Ahead {
         }
     }
 
-    /// The loader: each queued item in turn, until [`stop`].
+    /// Queues `copies` copies of each of `paths` not queued yet (modules
+    /// the program mapped since [`Ahead::start`]), after those queued. Does
+    /// nothing before `start` or after [`stop`].
+    pub fn add(&self, paths: &[PathBuf], copies: usize) {
+        let mut guard = self.pool();
+        let Some(p) = guard.as_mut().filter(|p| !p.stopped) else {
+            return;
+        };
+        let mut added = false;
+        for path in paths {
+            if p.items.iter().any(|it| it.path == *path) {
+                continue;
+            }
+            for _ in 0..copies {
+                p.items.push(Item {
+                    path: path.clone(),
+                    state: State::Queued,
+                });
+            }
+            added = true;
+        }
+        drop(guard);
+        if added {
+            self.changed.notify_all();
+        }
+    }
+
+    /// The loader: each queued item in turn, waiting for more (added) while
+    /// there are none, until [`stop`].
     fn load_all(&self) {
         // SAFETY: plain system calls on this thread (tid 0: the caller).
         unsafe {
@@ -154,18 +188,20 @@ impl Ahead {
         loop {
             let (i, path) = {
                 let mut guard = self.pool();
-                let Some(p) = guard.as_mut().filter(|p| !p.stopped) else {
-                    return;
-                };
-                let Some(i) = p
-                    .items
-                    .iter()
-                    .position(|it| matches!(it.state, State::Queued))
-                else {
-                    return;
-                };
-                p.items[i].state = State::Loading;
-                (i, p.items[i].path.clone())
+                loop {
+                    let Some(p) = guard.as_mut().filter(|p| !p.stopped) else {
+                        return;
+                    };
+                    if let Some(i) = p
+                        .items
+                        .iter()
+                        .position(|it| matches!(it.state, State::Queued))
+                    {
+                        p.items[i].state = State::Loading;
+                        break (i, p.items[i].path.clone());
+                    }
+                    guard = self.changed.wait(guard).unwrap_or_else(|e| e.into_inner());
+                }
             };
             let before = stamp(&path);
             // A file the parsers choke on must not leave a symbolizer
@@ -194,6 +230,8 @@ impl Ahead {
                 it.state = State::Gone;
             }
         }
+        // The loader, if waiting for more, ends.
+        self.changed.notify_all();
         if p.tid != 0 {
             let param = libc::sched_param { sched_priority: 0 };
             // SAFETY: a thread of this process; the call only reads `param`.
@@ -324,6 +362,33 @@ mod tests {
         ahead.stop();
         assert!(ahead.take(&copy, &roots()).is_none());
         assert_eq!(ahead.taken(), 0);
+    }
+
+    #[test]
+    fn modules_added_while_the_program_runs_are_loaded_once_each() {
+        let exe = std::env::current_exe().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mapped = dir.path().join("mapped-later");
+        std::fs::copy(&exe, &mapped).unwrap();
+        let ahead = leaked();
+        ahead.start(std::slice::from_ref(&exe), 1, roots());
+        settle(ahead);
+        // The loader, idle once its queue is done, takes what comes later;
+        // a path already queued is not queued again.
+        ahead.add(&[mapped.clone(), exe.clone()], 2);
+        ahead.add(std::slice::from_ref(&mapped), 2);
+        settle(ahead);
+        ahead.stop();
+        let late = dir.path().join("after-the-end");
+        std::fs::copy(&exe, &late).unwrap();
+        ahead.add(std::slice::from_ref(&late), 1);
+        assert!(ahead.take(&mapped, &roots()).is_some());
+        assert!(ahead.take(&mapped, &roots()).is_some());
+        assert!(ahead.take(&mapped, &roots()).is_none());
+        assert!(ahead.take(&exe, &roots()).is_some());
+        assert!(ahead.take(&exe, &roots()).is_none());
+        assert!(ahead.take(&late, &roots()).is_none());
+        assert_eq!(ahead.taken(), 3);
     }
 
     #[test]

@@ -406,7 +406,11 @@ pub fn run(a: CountArgs) -> Result<i32> {
         None
     };
     if attribute {
-        flopscope_attribution::load_ahead(program_file(&a.command).as_deref(), rank.is_some());
+        flopscope_attribution::load_ahead(
+            program_file(&a.command).as_deref(),
+            rank.is_some(),
+            kind == EngineKind::Native,
+        );
     }
     let counted = engine.count(&a.command);
     flopscope_attribution::program_ended();
