@@ -22,7 +22,6 @@
 
 use flopscope_model::counts::FpTally;
 use flopscope_model::Counts;
-use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// (module, function name)
@@ -43,14 +42,7 @@ impl Calls {
     /// [`Calls::add`] of calls no longer needed: what only they hold is
     /// moved.
     pub fn merge(&mut self, o: Calls) {
-        for (k, c) in o.local {
-            match self.local.entry(k) {
-                Entry::Vacant(v) => {
-                    v.insert(c);
-                }
-                Entry::Occupied(mut e) => e.get_mut().merge(&c),
-            }
-        }
+        crate::rows::move_into(&mut self.local, o.local, Counts::merge);
         for (k, n) in o.edges {
             *self.edges.entry(k).or_default() += n;
         }

@@ -181,22 +181,8 @@ impl Attribution {
         // As `add`, with what only `o` holds moved, not copied: a large
         // image's parts (merged one after the other on one thread) share
         // few functions, lines and loops.
-        for (k, f) in o.functions {
-            match self.functions.entry(k) {
-                Entry::Vacant(v) => {
-                    v.insert(f);
-                }
-                Entry::Occupied(mut e) => e.get_mut().add(&f),
-            }
-        }
-        for (k, c) in o.lines {
-            match self.lines.entry(k) {
-                Entry::Vacant(v) => {
-                    v.insert(c);
-                }
-                Entry::Occupied(mut e) => e.get_mut().merge(&c),
-            }
-        }
+        move_into(&mut self.functions, o.functions, FnAcc::add);
+        move_into(&mut self.lines, o.lines, Counts::merge);
         for (k, f) in o.at {
             self.at.entry(k).or_insert(f);
         }
@@ -507,6 +493,23 @@ fn place_at(
     match (insns.first(), at.first()) {
         (Some(i), Some(&at)) if i.pc == start => at,
         _ => places.index(snapshot, start),
+    }
+}
+
+/// Each entry of `from` moved into `to` where `to` has none at its key,
+/// else added to `to`'s with `add`.
+pub(crate) fn move_into<K: Ord, V>(
+    to: &mut BTreeMap<K, V>,
+    from: BTreeMap<K, V>,
+    add: impl Fn(&mut V, &V),
+) {
+    for (k, v) in from {
+        match to.entry(k) {
+            Entry::Vacant(e) => {
+                e.insert(v);
+            }
+            Entry::Occupied(mut e) => add(e.get_mut(), &v),
+        }
     }
 }
 
