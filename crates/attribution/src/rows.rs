@@ -187,8 +187,7 @@ impl Attribution {
             self.at.entry(k).or_insert(f);
         }
         self.calls.merge(o.calls);
-        let parents: Vec<Option<usize>> = o.loops.iter().map(|l| l.parent).collect();
-        self.add_loops(o.loops.into_iter().map(Cow::Owned), &parents);
+        self.add_loops(o.loops.into_iter().map(Cow::Owned));
     }
 
     /// [`Attribution::merge`] of an attribution still needed (a child
@@ -210,26 +209,22 @@ impl Attribution {
             self.at.entry(k.clone()).or_insert_with(|| f.clone());
         }
         self.calls.add(&o.calls);
-        let parents: Vec<Option<usize>> = o.loops.iter().map(|l| l.parent).collect();
-        self.add_loops(o.loops.iter().map(Cow::Borrowed), &parents);
+        self.add_loops(o.loops.iter().map(Cow::Borrowed));
     }
 
-    /// Adds `loops` (another attribution's, whose parents are `parents`):
-    /// a loop this one has (same module and header) sums into it, a new
-    /// one is appended, with its parent's new index.
-    fn add_loops<'a>(
-        &mut self,
-        loops: impl Iterator<Item = Cow<'a, LoopAcc>>,
-        parents: &[Option<usize>],
-    ) {
+    /// Adds `loops` (another attribution's, in its order): a loop this one
+    /// has (same module and header) sums into it, a new one is appended,
+    /// with its parent's new index.
+    fn add_loops<'a>(&mut self, loops: impl Iterator<Item = Cow<'a, LoopAcc>>) {
         let mut index: HashMap<(String, u64), usize> = self
             .loops
             .iter()
             .enumerate()
             .map(|(i, l)| ((l.module.clone(), l.header), i))
             .collect();
-        let mut remap = Vec::with_capacity(parents.len());
+        let (mut remap, mut parents) = (Vec::new(), Vec::new());
         for l in loops {
+            parents.push(l.parent);
             let key = (l.module.clone(), l.header);
             let at = match index.get(&key) {
                 Some(&i) => {
