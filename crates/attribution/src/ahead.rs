@@ -72,7 +72,9 @@ fn watch_maps(mut seen: HashSet<PathBuf>, copies: usize) {
                 continue;
             };
             for m in parse_maps(&maps) {
-                if m.path.is_absolute() && m.path.is_file() && seen.insert(m.path.clone()) {
+                // A path seen before costs no look-up in the file system.
+                if m.path.is_absolute() && !seen.contains(&m.path) && m.path.is_file() {
+                    seen.insert(m.path.clone());
                     new.push(m.path);
                 }
             }
