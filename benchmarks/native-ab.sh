@@ -16,7 +16,9 @@
 #   system calls (benchmarks/kernels/syscalls.c, -O2): 3M getppid calls;
 #   code rewritten in a loop (benchmarks/kernels/rewrite.c, -O2): 20,000
 #   rounds of writing a small function and calling it, each a write fault
-#   and a translation, as a JIT compiler reusing a buffer.
+#   and a translation, as a JIT compiler reusing a buffer;
+#   /bin/true: what a count costs besides the program (start, the C
+#   library's and the loader's symbols, the report).
 # Each round runs the program alone, then both builds in turn (which goes
 # first alternates) with and without attribution; per cell the counted run
 # (the report's engine_time_s), the whole `flopscope count` command and its
@@ -85,6 +87,7 @@ PROGRAMS = [
     ("chained calls 8 x 50M", [f"{work}/calls", "50000000"]),
     ("system calls 3M getppid", [f"{work}/syscalls", "3000000"]),
     ("code rewritten 20k times", [f"{work}/rewrite", "20000"]),
+    ("/bin/true: a count's fixed cost", ["/bin/true"]),
 ]
 PROGRAMS = [p for p in PROGRAMS if os.environ.get("ONLY", "") in p[0]]
 os.environ.setdefault("OMP_NUM_THREADS", "2")

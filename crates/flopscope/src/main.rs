@@ -74,6 +74,11 @@ fn main() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     signals::install();
+    // Compressed debug sections (the C library's detached DWARF) are
+    // inflated once and kept, not inflated in every run.
+    if let Some(dir) = flopscope_machine::store::cache_dir() {
+        flopscope_symbols::keep_inflated_sections_in(dir.join("inflated"));
+    }
     let result = match cli.command {
         Command::Count(a) => cmd::count::run(a),
         Command::Markers(a) => cmd::markers::run(a),

@@ -9,12 +9,14 @@
 //! of every run that executed a few of its functions.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use gimli::{AttributeValue, DebugInfoOffset, Reader as _, UnitOffset};
 use object::{CompressionFormat, Object, ObjectSection};
 
 use crate::debug_file::Bytes;
 use crate::demangle::demangle;
+use crate::inflated;
 use crate::units;
 use crate::Frame;
 
@@ -42,6 +44,8 @@ struct Function {
 pub(crate) struct Elf<'a> {
     pub file: &'a object::File<'a>,
     pub bytes: &'a Bytes,
+    /// Where its compressed sections are kept inflated (inflated.rs).
+    pub keep: Option<&'a Path>,
 }
 
 /// Whether `file` holds DWARF: a `.debug_info` with contents, not an empty
@@ -207,8 +211,27 @@ fn section(elf: &Elf<'_>, name: &str) -> Result<Reader, gimli::Error> {
     if range.uncompressed_size > limit {
         return Ok(empty());
     }
+    let id = elf.file.build_id().ok().flatten();
+    let place = id.map(|build_id| inflated::Place {
+        build_id,
+        section: name,
+        offset: range.offset,
+        compressed: range.compressed_size,
+        inflated: range.uncompressed_size,
+    });
+    let keep = elf.keep.zip(place.as_ref());
+    if let Some(copy) = keep.and_then(|(dir, place)| inflated::kept(dir, place)) {
+        let end = copy.len();
+        return Ok(Reader::new(copy, endian).range(inflated::HEADER..end));
+    }
     Ok(match section.uncompressed_data() {
-        Ok(data) => Reader::new(Bytes::from(data.into_owned()), endian),
+        Ok(data) => {
+            let data = data.into_owned();
+            if let Some((dir, place)) = keep {
+                inflated::keep(dir, place, &data);
+            }
+            Reader::new(Bytes::from(data), endian)
+        }
         Err(_) => empty(),
     })
 }
@@ -406,6 +429,7 @@ mod tests {
         let elf = Elf {
             file: &file,
             bytes: &bytes,
+            keep: None,
         };
         let mut per_unit = Dwarf::load_as(&elf, None, 1).unwrap();
         let mut whole = Dwarf::load_as(&elf, None, usize::MAX).unwrap();
@@ -428,6 +452,7 @@ mod tests {
         let elf = Elf {
             file: &file,
             bytes: &bytes,
+            keep: None,
         };
         let sections = gimli::DwarfSections::load(|id| section(&elf, id.name())).unwrap();
         let dwarf = sections.borrow(Reader::clone);
@@ -438,6 +463,72 @@ mod tests {
             out.push(units::refers_elsewhere(&one.unwrap()).unwrap());
         }
         out
+    }
+
+    /// Every .text address's frames from `exe` loaded with its compressed
+    /// sections kept in `keep` (or inflated, with `None`).
+    fn all_frames(exe: &std::path::Path, keep: Option<&Path>) -> Vec<Vec<Frame>> {
+        let bytes = Bytes::from(std::fs::read(exe).unwrap());
+        let file = object::File::parse(&*bytes).unwrap();
+        let elf = Elf {
+            file: &file,
+            bytes: &bytes,
+            keep,
+        };
+        let mut dwarf = Dwarf::load(&elf, None).unwrap();
+        let text = file.section_by_name(".text").unwrap();
+        (text.address()..text.address() + text.size())
+            .map(|a| dwarf.frames(a))
+            .collect()
+    }
+
+    /// The copies in `dir`, with their modification times.
+    fn copies(dir: &Path) -> Vec<(String, std::time::SystemTime)> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, e.metadata().unwrap().modified().unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn compressed_sections_kept_inflated_give_the_same_frames() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = program(dir.path(), 3, &["-O2", "-g", "-gz=zlib"]);
+        let inflated = all_frames(&exe, None);
+        let lines = inflated
+            .iter()
+            .filter(|f| f.first().is_some_and(|f| f.line.is_some()));
+        assert!(
+            lines.count() > 0,
+            "no line found: the comparison tells nothing"
+        );
+        let keep = dir.path().join("kept");
+        assert_eq!(
+            all_frames(&exe, Some(&keep)),
+            inflated,
+            "the first load, which keeps"
+        );
+        let kept = copies(&keep);
+        assert!(
+            kept.iter().any(|(n, _)| n.contains(".debug_info-")),
+            "the compressed .debug_info is kept: {kept:?}"
+        );
+        assert_eq!(
+            all_frames(&exe, Some(&keep)),
+            inflated,
+            "a load from the copies"
+        );
+        assert_eq!(
+            copies(&keep),
+            kept,
+            "the copies were used, not written again"
+        );
     }
 
     #[test]

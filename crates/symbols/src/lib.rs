@@ -35,6 +35,7 @@ mod debug_file;
 mod demangle;
 mod dwarf;
 mod fde;
+mod inflated;
 mod maps;
 mod module;
 mod plt;
@@ -46,6 +47,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use demangle::demangle;
+pub use inflated::keep_in as keep_inflated_sections_in;
 pub use maps::{parse_maps, Mapping};
 use module::{file_name, Module};
 

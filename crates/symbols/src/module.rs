@@ -97,14 +97,18 @@ impl Module {
             SymbolTable::default()
         };
 
+        let keep = crate::inflated::dir();
         let main = Elf {
             file: &file,
             bytes: &bytes,
+            keep,
         };
         let dwarf_elf = match (&separate, &separate_file) {
-            (Some((_, b)), Some(f)) if !has_dwarf(&file) && has_dwarf(f) => {
-                Elf { file: f, bytes: b }
-            }
+            (Some((_, b)), Some(f)) if !has_dwarf(&file) && has_dwarf(f) => Elf {
+                file: f,
+                bytes: b,
+                keep,
+            },
             _ => main,
         };
         let debug_dir = match &separate {
@@ -116,7 +120,7 @@ impl Module {
             .as_ref()
             .and_then(|b| object::File::parse(&**b).ok());
         let sup = match (&sup_bytes, &sup_file) {
-            (Some(bytes), Some(file)) => Some(Elf { file, bytes }),
+            (Some(bytes), Some(file)) => Some(Elf { file, bytes, keep }),
             _ => None,
         };
         let dwarf = Dwarf::load(&dwarf_elf, sup.as_ref());
