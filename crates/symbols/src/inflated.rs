@@ -20,7 +20,7 @@
 //!   so a reader sees a whole copy or none.
 //! - **Bounded**: after each write, the oldest copies go until the directory
 //!   holds at most [`CAP`] bytes; temporary files an interrupted write left
-//!   go after an hour.
+//!   go after an hour. A section larger than [`MAX_KEPT`] is not kept.
 
 use std::fs;
 use std::io::Write;
@@ -32,6 +32,9 @@ use crate::debug_file::{self, Bytes};
 
 /// The most the directory holds (bytes of copies).
 pub const CAP: u64 = 512 << 20;
+/// The largest section kept: a larger one (a big program's own DWARF) is
+/// inflated every time rather than written, and would push out the rest.
+pub const MAX_KEPT: u64 = CAP / 8;
 const MAGIC: &[u8; 8] = b"fs-infl1";
 /// Magic, CRC-32 (little-endian u32), 4 bytes of padding.
 pub(crate) const HEADER: usize = 16;
@@ -84,7 +87,7 @@ pub(crate) fn kept(dir: &Path, place: &Place<'_>) -> Option<Bytes> {
 /// directory. Failures leave no copy and are otherwise ignored: the next
 /// load inflates again.
 pub(crate) fn keep(dir: &Path, place: &Place<'_>, data: &[u8]) {
-    if fs::create_dir_all(dir).is_err() {
+    if data.len() as u64 > MAX_KEPT || fs::create_dir_all(dir).is_err() {
         return;
     }
     let name = place.file_name();
