@@ -94,6 +94,10 @@ pub mod word {
     /// Native engine: translated blocks invalidated (their code written,
     /// unmapped or made writable) and translated anew when run again.
     pub const BLOCKS_INVALIDATED: usize = 20;
+    /// Emulate engine: executions of AVX masked loads (VMASKMOVPS/PD,
+    /// VPMASKMOVD/Q from memory), whose bytes QEMU 7.2 reads, and the plugin
+    /// books, at the whole operand's width, masked-off elements included.
+    pub const FULL_WIDTH_MASKED_LOADS: usize = 21;
 }
 /// Byte offset of the text describing the unsupported instruction (NUL-terminated).
 pub const UNSUPPORTED_TEXT: usize = 512;

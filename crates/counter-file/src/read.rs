@@ -52,6 +52,9 @@ pub struct FileCounts {
     /// invalidated (code written at run time, followed).
     pub code_writes: u64,
     pub blocks_invalidated: u64,
+    /// Emulate engine: masked loads booked at full width
+    /// (`word::FULL_WIDTH_MASKED_LOADS`).
+    pub full_width_masked_loads: u64,
     /// Region ends that did not match, and the first one described.
     pub mismatches: u64,
     pub mismatch_text: String,
@@ -250,6 +253,7 @@ impl CounterFile {
             Some(layout::load(v.word(word::GENERATED_CODE_PC))).filter(|pc| *pc != 0);
         out.code_writes = layout::load(v.word(word::CODE_WRITES));
         out.blocks_invalidated = layout::load(v.word(word::BLOCKS_INVALIDATED));
+        out.full_width_masked_loads = layout::load(v.word(word::FULL_WIDTH_MASKED_LOADS));
         out.command = layout::command_of(v.bytes(layout::COMMAND_TEXT, layout::COMMAND_BYTES));
         out.end = ProcessEnd::decode(layout::load(v.word(word::END)));
         out.parent_pid = Some(layout::load(v.word(word::PARENT_PID))).filter(|p| *p != 0);

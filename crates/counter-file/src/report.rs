@@ -135,6 +135,7 @@ fn combine(files: &[(PathBuf, FileCounts)]) -> FileCounts {
         out.generated_code_pc = out.generated_code_pc.or(f.generated_code_pc);
         out.code_writes += f.code_writes;
         out.blocks_invalidated += f.blocks_invalidated;
+        out.full_width_masked_loads += f.full_width_masked_loads;
         if out.mismatches == 0 {
             out.mismatch_text = f.mismatch_text.clone();
         }
@@ -282,6 +283,12 @@ pub fn report_of(engine: &str, argv: &[String], c: &FileCounts, exit_status: Exi
         r.complete = false;
         r.warnings.push(format!(
             "the program mapped a file shared and executable (at {at:#x}): code there may be written through another mapping of the same memory (as JIT compilers keeping code never writable and executable do, Erlang's BEAM), which QEMU does not see, so the counts may be those of code since changed; count it with --engine native, which follows such writes"
+        ));
+    }
+    if c.full_width_masked_loads > 0 {
+        r.warnings.push(format!(
+            "{} AVX masked load(s) (VMASKMOVPS/PD, VPMASKMOVD/Q) ran: QEMU reads the whole operand of each, masked-off elements included, so their bytes are counted at full width and bytes read are high; the native engine counts their active elements",
+            c.full_width_masked_loads
         ));
     }
     if c.overflow > 0 {
