@@ -46,6 +46,10 @@ pub struct ExecBlock {
     pub runs: u64,
     /// Times its conditional branch was taken.
     pub taken: u64,
+    /// Whether `taken` is known: false for a conditional branch the engine
+    /// counted neither side of (the native engine counts the not-taken side
+    /// of backward branches only), `taken` then 0.
+    pub split_known: bool,
     /// The rest of a block cut at another block's start (to attribute
     /// parts of a process apart): reached by falling in, never entered at
     /// `start` as a block is.
@@ -421,10 +425,10 @@ fn exec_block(
             .extend(at.scratch[from..to].iter().map(|&(_, it)| it));
         from = to;
     }
-    let taken = match (b.taken_counter, b.fall_counter) {
-        (Some(t), _) => run(t),
-        (None, Some(f)) => block_runs.saturating_sub(run(f)),
-        (None, None) => 0,
+    let (taken, split_known) = match (b.taken_counter, b.fall_counter) {
+        (Some(t), _) => (run(t), true),
+        (None, Some(f)) => (block_runs.saturating_sub(run(f)), true),
+        (None, None) => (0, !matches!(b.end, End::Cond { .. })),
     };
     ExecBlock {
         snapshot: maps_seen.saturating_sub(1),
@@ -432,6 +436,7 @@ fn exec_block(
         end: b.end,
         runs: block_runs,
         taken,
+        split_known,
         cut: false,
         insns,
     }

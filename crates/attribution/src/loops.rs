@@ -12,7 +12,13 @@
 //! Counts: iterations = executions of the header; entries = iterations
 //! minus the back edges' executions. A back edge's executions are its
 //! source's when the source ends in a jump or falls through, the taken
-//! count (or runs minus taken) when it ends in a conditional branch.
+//! count (or runs minus taken) when it ends in a conditional branch. Where
+//! an engine counted neither side of a back edge's branch (the native
+//! engine counts the not-taken side of backward branches only, and a
+//! rotated loop's latch may be a forward branch whose fall-through goes
+//! back), entries are the executions of the edges into the header from
+//! outside the loop, when those are all known and the header is not
+//! entered from outside the function's control flow.
 
 use flopscope_counter_file::profile::End;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -24,6 +30,8 @@ pub struct Node {
     pub end: End,
     pub runs: u64,
     pub taken: u64,
+    /// Whether `taken` is known (see `ExecBlock::split_known`).
+    pub split_known: bool,
 }
 
 /// A natural loop over the nodes of one function.
@@ -37,6 +45,14 @@ pub struct Loop {
     pub entries: u64,
     /// Index of the enclosing loop in the returned list.
     pub parent: Option<usize>,
+}
+
+/// Whether the executions of `u`'s edges are known.
+fn edges_known(u: &Node) -> bool {
+    match u.end {
+        End::Cond { taken, next } if taken != next => u.split_known,
+        _ => true,
+    }
 }
 
 /// Executions of the edge `u -> v` (`v` one of `u`'s successors).
@@ -89,7 +105,8 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
     let idom = dominators(&succs, &preds, &roots);
     let tree = Intervals::of(&idom);
     let dominates = |h: usize, u: usize| tree.encloses(h, u);
-    let mut by_header: BTreeMap<usize, (BTreeSet<usize>, u64)> = BTreeMap::new();
+    // Header -> (body, back edges' executions, whether all are known).
+    let mut by_header: BTreeMap<usize, (BTreeSet<usize>, u64, bool)> = BTreeMap::new();
     for (u, ss) in succs.iter().enumerate() {
         if idom[u].is_none() {
             continue; // unreachable from the entries
@@ -100,8 +117,9 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
             }
             let e = by_header
                 .entry(h)
-                .or_insert_with(|| (BTreeSet::from([h]), 0));
+                .or_insert_with(|| (BTreeSet::from([h]), 0, true));
             e.1 += edge_count(&nodes[u], nodes[h].start);
+            e.2 &= edges_known(&nodes[u]);
             let mut stack = vec![u];
             while let Some(x) = stack.pop() {
                 if e.0.insert(x) {
@@ -112,12 +130,27 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
     }
     let mut loops: Vec<Loop> = by_header
         .into_iter()
-        .map(|(h, (body, back))| Loop {
-            header: h,
-            body,
-            iterations: nodes[h].runs,
-            entries: nodes[h].runs.saturating_sub(back),
-            parent: None,
+        .map(|(h, (body, back, known))| {
+            let from_outside = || {
+                if roots.contains(&h) {
+                    return None; // entered from outside the function's flow
+                }
+                let outside = preds[h].iter().filter(|u| !body.contains(u));
+                outside
+                    .map(|&u| edges_known(&nodes[u]).then(|| edge_count(&nodes[u], nodes[h].start)))
+                    .sum::<Option<u64>>()
+            };
+            let entries = match (known, from_outside()) {
+                (false, Some(outside)) => outside,
+                _ => nodes[h].runs.saturating_sub(back),
+            };
+            Loop {
+                header: h,
+                body,
+                iterations: nodes[h].runs,
+                entries,
+                parent: None,
+            }
         })
         .collect();
     for a in 0..loops.len() {
@@ -272,6 +305,53 @@ mod tests {
             end,
             runs,
             taken,
+            split_known: true,
+        }
+    }
+
+    /// An early exit at the bottom of a loop entered by a jump to its test
+    /// (gcc -O2): 0x10 entry, `jmp 0x30`; 0x20 body, `je 0x40` (forward:
+    /// the exit, taken 3 times) falling through to 0x30, the test, `jne
+    /// 0x20`. 3 entries, 111 tests. With neither side of 0x20's branch
+    /// counted (the native engine's forward branches; taken then reads 0),
+    /// entries come from the edge into the test from outside.
+    #[test]
+    fn a_back_edge_through_an_uncounted_branch_takes_entries_from_outside() {
+        let body = |known: bool| Node {
+            split_known: known,
+            ..node(
+                0x20,
+                End::Cond {
+                    taken: 0x40,
+                    next: 0x30,
+                },
+                111,
+                if known { 3 } else { 0 },
+            )
+        };
+        for known in [true, false] {
+            let nodes = vec![
+                node(0x10, End::Jump { target: 0x30 }, 3, 0),
+                body(known),
+                node(
+                    0x30,
+                    End::Cond {
+                        taken: 0x20,
+                        next: 0x40,
+                    },
+                    111,
+                    111,
+                ),
+                node(0x40, End::Other, 3, 0),
+            ];
+            let loops = find(&nodes, 0x10);
+            assert_eq!(loops.len(), 1);
+            assert_eq!(loops[0].header, 2);
+            assert_eq!(
+                (loops[0].iterations, loops[0].entries),
+                (111, 3),
+                "split known: {known}"
+            );
         }
     }
 

@@ -431,6 +431,7 @@ struct Segment<'a> {
     end: End,
     runs: u64,
     taken: u64,
+    split_known: bool,
     insns: &'a [ExecInsn],
     /// The number of its first instruction among all of the process's, in
     /// block order (the order of `Attribution::of`'s places).
@@ -455,6 +456,7 @@ fn segments(ex: &Executed) -> Vec<Segment<'_>> {
                     end: End::Fall { next: i.pc },
                     runs: b.runs,
                     taken: 0,
+                    split_known: true,
                     insns: &b.insns[from..k],
                     first: base + from,
                 });
@@ -468,6 +470,7 @@ fn segments(ex: &Executed) -> Vec<Segment<'_>> {
             end: b.end,
             runs: b.runs,
             taken: b.taken,
+            split_known: b.split_known,
             insns: &b.insns[from..],
             first: base + from,
         });
@@ -534,12 +537,14 @@ fn find_loops(
                     end: b.end,
                     runs: 0,
                     taken: 0,
+                    split_known: true,
                 },
                 Vec::new(),
             )
         });
         e.0.runs += b.runs;
         e.0.taken += b.taken;
+        e.0.split_known &= b.split_known;
         e.1.push(si);
     }
     let mut groups: Vec<((Name, u64), Group)> = by_id

@@ -246,11 +246,12 @@ fn cut_at_other_parts(
         end,
         runs,
         taken,
+        split_known,
         cut,
         mut insns,
     } = b;
     // From the last cut back, so that each split leaves the earlier part.
-    let mut tail_end = (end, taken);
+    let mut tail_end = (end, taken, split_known);
     for &(k, p) in cuts.iter().rev() {
         let rest = insns.split_off(k);
         let next = rest[0].pc;
@@ -260,10 +261,11 @@ fn cut_at_other_parts(
             end: tail_end.0,
             runs,
             taken: tail_end.1,
+            split_known: tail_end.2,
             cut: true,
             insns: rest,
         });
-        tail_end = (End::Fall { next }, 0);
+        tail_end = (End::Fall { next }, 0, true);
     }
     out[part].push(ExecBlock {
         snapshot,
@@ -271,6 +273,7 @@ fn cut_at_other_parts(
         end: tail_end.0,
         runs,
         taken: tail_end.1,
+        split_known: tail_end.2,
         cut,
         insns,
     });
