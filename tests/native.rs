@@ -419,6 +419,55 @@ fn an_instruction_crossing_a_page_boundary_counts_once_under_both_engines() {
     f.assert_none();
 }
 
+/// A masked instruction with an embedded broadcast (`{1to16}`) reads its
+/// one element once when any of its lanes is active: not per active lane,
+/// and not only when lane 0 is (which the engine counted until a test of
+/// every instruction form found it).
+#[test]
+fn a_masked_broadcast_reads_its_element_once_when_any_lane_is_active() {
+    if !avx512_or_skip() {
+        return;
+    }
+    let inc = markers_include();
+    let exe = build(
+        "native/avx512_broadcast.c",
+        &["-O1", "-mavx512f", "-mavx512vl", "-I", &inc],
+    );
+    let mut f = Failures::default();
+    for m in [0x0u32, 0x1, 0x2, 0xfffe, 0xff00, 0x00ff, 0xffff] {
+        let r = count_ok_with("native", &exe, &[format!("{m:#x}")], &[]);
+        let g = region(&r, "bc").expect("the region");
+        let (low16, low8) = (m & 0xffff != 0, m & 0xff != 0);
+        let fours = u64::from(low16) * 2 + u64::from(low8);
+        let eights = u64::from(low8);
+        let flop = u64::from((m & 0xffff).count_ones() + 3 * (m & 0xff).count_ones());
+        let what = format!("mask {m:#x}");
+        f.equal(
+            &format!("{what}: FLOP"),
+            flop as i64,
+            g["flop"]["total"].as_i64().unwrap(),
+        );
+        let reads = &g["mem_accesses"]["read"];
+        let n = |size: &str| reads.get(size).and_then(Value::as_u64).unwrap_or(0);
+        f.equal(
+            &format!("{what}: 4-byte reads"),
+            fours as i64,
+            n("4") as i64,
+        );
+        f.equal(
+            &format!("{what}: 8-byte reads"),
+            eights as i64,
+            n("8") as i64,
+        );
+        f.equal(
+            &format!("{what}: bytes read"),
+            (4 * fours + 8 * eights) as i64,
+            g["bytes"]["read"].as_i64().unwrap(),
+        );
+    }
+    f.assert_none();
+}
+
 #[test]
 fn avx512_compiled_kernels_equal_their_closed_forms() {
     if !avx512_or_skip() {

@@ -53,6 +53,16 @@ fn mask_load(src: MaskSource, elems: u32) -> Vec<u8> {
 
 /// Adds popcount(mask & ((1 << elems) - 1)) to `slot`, before an instruction.
 pub fn count_mask(src: MaskSource, elems: u32, slot: u32, flags_live: bool, code: &mut Code) {
+    count(src, elems, false, slot, flags_live, code);
+}
+
+/// Adds 1 to `slot` when any of mask & ((1 << elems) - 1) is set, before an
+/// instruction (an embedded broadcast reads its element once).
+pub fn count_any(src: MaskSource, elems: u32, slot: u32, flags_live: bool, code: &mut Code) {
+    count(src, elems, true, slot, flags_live, code);
+}
+
+fn count(src: MaskSource, elems: u32, any: bool, slot: u32, flags_live: bool, code: &mut Code) {
     code.store_gs(header::SAVE_RAX, RAX);
     if flags_live {
         code.save_flags();
@@ -64,7 +74,12 @@ pub fn count_mask(src: MaskSource, elems: u32, slot: u32, flags_live: bool, code
     } else if elems == 32 {
         code.bytes(&[0x89, 0xc0]); // mov eax, eax
     }
-    code.bytes(&[0xf3, 0x48, 0x0f, 0xb8, 0xc0]); // popcnt rax, rax
+    if any {
+        // neg rax (CF: any bit set); sbb eax, eax; neg eax: 0 or 1.
+        code.bytes(&[0x48, 0xf7, 0xd8, 0x19, 0xc0, 0xf7, 0xd8]);
+    } else {
+        code.bytes(&[0xf3, 0x48, 0x0f, 0xb8, 0xc0]); // popcnt rax, rax
+    }
     code.add_rax(slot);
     if flags_live {
         code.restore_flags();

@@ -1073,7 +1073,7 @@ fn dynamic_items(
     };
     let fp_src = fp_masked.map(|fp| (MaskSource::Opmask(insn.op_mask()), fp.key.lanes, fp));
     match (fp_src, mem_mask) {
-        (Some((src, lanes, fp)), Some(m)) if m.src == src && m.elems == lanes => {
+        (Some((src, lanes, fp)), Some(m)) if m.src == src && m.elems == lanes && !m.any => {
             let mut d = Desc::default();
             d.add_lanes(&fp);
             d.add_access(&m);
@@ -1091,7 +1091,11 @@ fn dynamic_items(
                 let mut d = Desc::default();
                 d.add_access(&m);
                 let slot = slots.add(d);
-                emit::count_mask(m.src, m.elems, slot, flags_live, code);
+                if m.any {
+                    emit::count_any(m.src, m.elems, slot, flags_live, code);
+                } else {
+                    emit::count_mask(m.src, m.elems, slot, flags_live, code);
+                }
             }
         }
     }
@@ -1106,6 +1110,9 @@ pub struct MaskedAccess {
     pub elem_bytes: u32,
     pub read: bool,
     pub write: bool,
+    /// An embedded broadcast (`{1to16}`): its one element is read once when
+    /// any of the `elems` lanes is active, not once a lane.
+    pub any: bool,
 }
 
 fn reg_bytes(r: Register) -> u32 {
@@ -1120,6 +1127,7 @@ fn mask_of_access(insn: &Instruction) -> Option<MaskedAccess> {
         let src = MaskSource::Opmask(insn.op_mask());
         let ms = insn.memory_size();
         let elem_bytes = ms.element_size() as u32;
+        let broadcast = !vsib && ms.is_broadcast();
         let elems = if vsib {
             let idx_bytes = if is_dword_index(m) { 4 } else { 8 };
             let data = if store {
@@ -1128,8 +1136,16 @@ fn mask_of_access(insn: &Instruction) -> Option<MaskedAccess> {
                 insn.op0_register()
             };
             (reg_bytes(insn.memory_index()) / idx_bytes).min(reg_bytes(data) / elem_bytes.max(1))
-        } else if ms.is_broadcast() {
-            1
+        } else if broadcast {
+            // The operation's lanes: its widest vector register's.
+            let widest = (0..insn.op_count())
+                .filter(|&i| insn.op_kind(i) == OpKind::Register)
+                .map(|i| insn.op_register(i))
+                .filter(|r| r.is_xmm() || r.is_ymm() || r.is_zmm())
+                .map(reg_bytes)
+                .max()
+                .unwrap_or(elem_bytes);
+            widest / elem_bytes.max(1)
         } else {
             ms.element_count() as u32
         };
@@ -1139,6 +1155,7 @@ fn mask_of_access(insn: &Instruction) -> Option<MaskedAccess> {
             elem_bytes,
             read: !store,
             write: store,
+            any: broadcast,
         });
     }
     if vsib {
@@ -1157,6 +1174,7 @@ fn mask_of_access(insn: &Instruction) -> Option<MaskedAccess> {
             elem_bytes,
             read: true,
             write: false,
+            any: false,
         });
     }
     match m {
@@ -1179,6 +1197,7 @@ fn mask_of_access(insn: &Instruction) -> Option<MaskedAccess> {
                 elem_bytes,
                 read: !store,
                 write: store,
+                any: false,
             })
         }
         Mnemonic::Maskmovq | Mnemonic::Maskmovdqu | Mnemonic::Vmaskmovdqu => {
@@ -1192,6 +1211,7 @@ fn mask_of_access(insn: &Instruction) -> Option<MaskedAccess> {
                 elem_bytes: 1,
                 read: false,
                 write: true,
+                any: false,
             })
         }
         _ => None,
