@@ -264,6 +264,54 @@ fn a_loop_left_after_any_number_of_iterations_counts_exactly() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// entered.c: a loop gcc -O0 enters by a jump to its test (the native
+/// engine translates on through such jumps), and one whose early exit is a
+/// forward branch falling through back to the test (the native engine
+/// counts the fall-through side of backward branches only). Entries are the
+/// calls under both engines, and the two engines' rows for them
+/// (iterations, FLOP, instructions) the same.
+#[test]
+fn loops_entered_by_a_jump_or_left_early_count_their_entries_under_both_engines() {
+    let (reps, stop) = (5u64, 37u64);
+    let mut bad = Vec::new();
+    for (flags, out) in [
+        (&["-O0", "-g"][..], "entered_o0"),
+        (&["-O2", "-g"], "entered_o2"),
+    ] {
+        let exe = compile("gcc", "entered.c", flags, out);
+        let mut rows = Vec::new();
+        for engine in ENGINES {
+            let r = count_ok_with(engine, &exe, &[reps.to_string(), stop.to_string()], &[]);
+            let what = format!("entered {flags:?} under {engine}");
+            let mut both = Vec::new();
+            for tag in ["LOOP scan", "LOOP search"] {
+                let line = line_of("entered.c", tag);
+                let Some((_, l)) = loop_at(&r, "entered.c", line) else {
+                    bad.push(format!("{what}: no loop at entered.c:{line} ({tag})"));
+                    continue;
+                };
+                let get = |k: &str| l[k].as_u64().unwrap_or(0);
+                if get("entries") != reps {
+                    bad.push(format!(
+                        "{what}: {tag}: entries {}, expected {reps}",
+                        get("entries")
+                    ));
+                }
+                let flop = l["flop"]["total"].as_u64().unwrap_or(0);
+                both.push((tag, get("iterations"), flop, get("instructions")));
+            }
+            rows.push(both);
+        }
+        if rows[0] != rows[1] {
+            bad.push(format!(
+                "entered {flags:?}: (loop, iterations, FLOP, instructions) {:?} under {}, {:?} under {}",
+                rows[0], ENGINES[0], rows[1], ENGINES[1]
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
 /// A process image attributed in parts on several threads (a large one is:
 /// crates/attribution/src/split.rs) has the rows of one pass, with every
 /// function a part of its own (FLOPSCOPE_ATTRIBUTION_PARTS far above their

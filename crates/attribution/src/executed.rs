@@ -55,6 +55,11 @@ pub struct ExecBlock {
     /// `start` as a block is.
     pub cut: bool,
     pub insns: Vec<ExecInsn>,
+    /// Indexes in `insns` of the instructions a followed jump led to from
+    /// the one before (`profile::Insn::jumped`): where the control flow
+    /// jumps within the block (the native engine translates on through
+    /// unconditional jumps).
+    pub jumped: Box<[u32]>,
 }
 
 /// One process's executed code.
@@ -362,6 +367,7 @@ fn exec_block(
         }
     }
     let mut insns: Vec<ExecInsn> = Vec::with_capacity(listed);
+    let mut jumped = Vec::new();
     at.scratch.clear();
     for (k, p) in b.pieces().enumerate() {
         let n = match (k, p.kind) {
@@ -407,6 +413,9 @@ fn exec_block(
                     ));
                 }
             }
+            if i.jumped && !insns.is_empty() {
+                jumped.push(insns.len() as u32);
+            }
             insns.push(ExecInsn {
                 pc: i.pc,
                 first: 0,
@@ -439,6 +448,7 @@ fn exec_block(
         split_known,
         cut: false,
         insns,
+        jumped: jumped.into_boxed_slice(),
     }
 }
 
@@ -474,6 +484,7 @@ mod tests {
     fn run_time_work_and_copies_count_with_their_instructions() {
         let insn = |pc, items: &[(u32, u32)]| Insn {
             pc,
+            jumped: false,
             items: items.to_vec(),
         };
         let piece = |counter, kind, insns| Piece {

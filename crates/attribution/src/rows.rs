@@ -442,18 +442,36 @@ struct Segment<'a> {
 /// a loop's header without a branch (the first iteration of a rotated loop
 /// runs in the block that enters it) counts for the header's node.
 fn segments(ex: &Executed) -> Vec<Segment<'_>> {
-    let starts: FxHashSet<(usize, u64)> = ex.blocks.iter().map(|b| (b.snapshot, b.start)).collect();
+    // Block starts, and where followed jumps lead (a block that falls into
+    // such a place is cut there too: it is a node of its own).
+    let jumped_to = ex.blocks.iter().flat_map(|b| {
+        b.jumped
+            .iter()
+            .map(|&j| (b.snapshot, b.insns[j as usize].pc))
+    });
+    let starts: FxHashSet<(usize, u64)> = ex
+        .blocks
+        .iter()
+        .map(|b| (b.snapshot, b.start))
+        .chain(jumped_to)
+        .collect();
     let mut out = Vec::new();
     let mut base = 0;
     for b in &ex.blocks {
         let mut from = 0;
         let mut seg_start = b.start;
+        let mut jumps = b.jumped.iter().peekable();
         for (k, i) in b.insns.iter().enumerate() {
-            if k > from && i.pc != seg_start && starts.contains(&(b.snapshot, i.pc)) {
+            let jump = jumps.next_if(|&&j| j as usize == k).is_some();
+            if k > from && (jump || (i.pc != seg_start && starts.contains(&(b.snapshot, i.pc)))) {
                 out.push(Segment {
                     snapshot: b.snapshot,
                     start: seg_start,
-                    end: End::Fall { next: i.pc },
+                    end: if jump {
+                        End::Jump { target: i.pc }
+                    } else {
+                        End::Fall { next: i.pc }
+                    },
                     runs: b.runs,
                     taken: 0,
                     split_known: true,

@@ -249,9 +249,18 @@ fn cut_at_other_parts(
         split_known,
         cut,
         mut insns,
+        jumped,
     } = b;
     // From the last cut back, so that each split leaves the earlier part.
     let mut tail_end = (end, taken, split_known);
+    // Each part's share of the followed jumps, as indexes of its own.
+    let jumps_in = |from: usize, to: usize| -> Box<[u32]> {
+        let within = jumped
+            .iter()
+            .filter(|&&j| (from + 1..to).contains(&(j as usize)));
+        within.map(|&j| j - from as u32).collect()
+    };
+    let mut to = insns.len();
     for &(k, p) in cuts.iter().rev() {
         let rest = insns.split_off(k);
         let next = rest[0].pc;
@@ -264,8 +273,15 @@ fn cut_at_other_parts(
             split_known: tail_end.2,
             cut: true,
             insns: rest,
+            jumped: jumps_in(k, to),
         });
-        tail_end = (End::Fall { next }, 0, true);
+        to = k;
+        let end = if jumped.contains(&(k as u32)) {
+            End::Jump { target: next }
+        } else {
+            End::Fall { next }
+        };
+        tail_end = (end, 0, true);
     }
     out[part].push(ExecBlock {
         snapshot,
@@ -275,6 +291,7 @@ fn cut_at_other_parts(
         taken: tail_end.1,
         split_known: tail_end.2,
         cut,
+        jumped: jumps_in(0, to),
         insns,
     });
 }

@@ -5,7 +5,7 @@
 //! (0.1 s to decode cc1's, 0.03 s more to free them) before anything was
 //! attributed.
 
-use crate::profile::{Block, End, Insn, Piece, PieceKind, Record, NO_COUNTER};
+use crate::profile::{Block, End, Insn, Piece, PieceKind, Record, INSN_JUMPED, NO_COUNTER};
 
 /// One record of a code table, borrowed from its bytes.
 #[derive(Debug, Clone, Copy)]
@@ -43,10 +43,12 @@ pub struct PieceRef<'a> {
     body: &'a [u8],
 }
 
-/// An instruction of a piece: its address and (slot, increment) pairs.
+/// An instruction of a piece: its address, whether a followed jump led to
+/// it ([`Insn::jumped`]) and (slot, increment) pairs.
 #[derive(Debug, Clone, Copy)]
 pub struct InsnRef<'a> {
     pub pc: u64,
+    pub jumped: bool,
     items: &'a [u8],
 }
 
@@ -115,6 +117,7 @@ impl<'a> BlockRef<'a> {
                         .insns()
                         .map(|i| Insn {
                             pc: i.pc,
+                            jumped: i.jumped,
                             items: i.items().collect(),
                         })
                         .collect(),
@@ -141,6 +144,7 @@ impl<'a> PieceRef<'a> {
             rest = after;
             InsnRef {
                 pc: u64_at(insn, 0),
+                jumped: u32_at(insn, 12) & INSN_JUMPED != 0,
                 items: &insn[INSN_HEAD..],
             }
         })
@@ -259,6 +263,7 @@ mod tests {
                 .iter()
                 .map(|&(pc, items)| Insn {
                     pc,
+                    jumped: pc % 2 == 1,
                     items: items.to_vec(),
                 })
                 .collect(),

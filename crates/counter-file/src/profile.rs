@@ -114,6 +114,10 @@ impl End {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Insn {
     pub pc: u64,
+    /// Reached from the instruction before it in the block by a jump the
+    /// engine followed (the native engine translates on through an
+    /// unconditional jump): the control flow's edge, not a fall-through.
+    pub jumped: bool,
     /// (counter-file slot, increment) pairs.
     pub items: Vec<(u32, u32)>,
 }
@@ -192,6 +196,9 @@ pub enum Record {
 }
 
 pub(crate) const NO_COUNTER: u32 = u32::MAX;
+/// Bit of an instruction head's flags word (its last 4 bytes):
+/// [`Insn::jumped`].
+pub(crate) const INSN_JUMPED: u32 = 1;
 
 impl Record {
     pub fn encode(&self) -> Vec<u8> {
@@ -217,7 +224,7 @@ impl Record {
                 for p in &blk.pieces {
                     e.piece(p.counter, p.kind, p.insns.len());
                     for i in &p.insns {
-                        e.insn(i.pc, i.items.iter().copied());
+                        e.insn(i.pc, i.jumped, i.items.iter().copied());
                     }
                 }
             }
@@ -277,12 +284,13 @@ impl<'a> BlockBytes<'a> {
         self.u32(0);
     }
 
-    /// An instruction and its (counter-file slot, increment) pairs.
-    pub fn insn(&mut self, pc: u64, items: impl IntoIterator<Item = (u32, u32)>) {
+    /// An instruction, whether it was reached by a followed jump
+    /// ([`Insn::jumped`]), and its (counter-file slot, increment) pairs.
+    pub fn insn(&mut self, pc: u64, jumped: bool, items: impl IntoIterator<Item = (u32, u32)>) {
         self.u64(pc);
         let count_at = self.b.len();
         self.u32(0);
-        self.u32(0);
+        self.u32(u32::from(jumped) * INSN_JUMPED);
         let mut n = 0u32;
         for (slot, inc) in items {
             self.u32(slot);
@@ -436,10 +444,12 @@ mod tests {
                         insns: vec![
                             Insn {
                                 pc: 0x401000,
+                                jumped: false,
                                 items: vec![(0, 1), (14, 2)],
                             },
                             Insn {
                                 pc: 0x401004,
+                                jumped: true,
                                 items: vec![(0, 1)],
                             },
                         ],

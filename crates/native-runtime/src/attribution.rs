@@ -13,6 +13,7 @@
 //! handler left the block half-way, settle.rs) are a block of their own at
 //! the same address, falling through to the instruction not run.
 
+use crate::translate::ProfileData;
 use crate::translator::Translator;
 use flopscope_counter_file::layout::SlotKind;
 use flopscope_counter_file::profile::{self, CodeWriter, PieceKind, Record, BANK_STRIDE};
@@ -67,7 +68,11 @@ fn write_code<S: BuildHasher>(
     let data = &t.profile_data;
     let insns = |e: &mut profile::BlockBytes, p: &crate::translate::BlockProfile, n: usize| {
         for &insn in &data.insns(p)[..n] {
-            e.insn(insn.0, pairs(index, data.items(insn)));
+            e.insn(
+                insn.0,
+                ProfileData::jumped(insn),
+                pairs(index, data.items(insn)),
+            );
         }
     };
     let mut w = CodeWriter::open(&profile::code_path(path), false)?;
@@ -105,6 +110,7 @@ fn write_code<S: BuildHasher>(
                 e.piece(*s, PieceKind::Extra, 1);
                 e.insn(
                     t.slots.owners[*s as usize],
+                    false,
                     pairs(index, &t.slots.descs[*s as usize].items),
                 );
             }

@@ -767,7 +767,12 @@ pub fn build(
             data.items.extend_from_slice(&own.items);
             // A decoding failure kept as ud2 has no address of its own.
             let pc = if insn.ip() == 0 { dec.pc } else { insn.ip() };
-            data.insns.push((pc, first, own.items.len() as u32));
+            let jumped = i > 0 && dec.raws[i - 1].elided;
+            data.insns.push((
+                pc,
+                first,
+                own.items.len() as u32 | (ProfileData::JUMPED * u32::from(jumped)),
+            ));
         }
     }
     profile.insns.end = data.insns.len() as u32;
@@ -962,7 +967,9 @@ fn dynamic_slots(slots: &Slots, first: u32, p: &BlockProfile) -> Vec<u32> {
 /// vectors, apart in memory, were a cache miss or two each to write out).
 #[derive(Debug, Default)]
 pub struct ProfileData {
-    /// Each instruction's address and its items: `items[first..first + n]`.
+    /// Each instruction's address and its items: `items[first..first + n]`,
+    /// n with [`ProfileData::JUMPED`] set for an instruction a followed jump
+    /// led to from the one before (the code table's `Insn::jumped`).
     pub insns: Vec<(u64, u32, u32)>,
     /// What one execution of an instruction counts.
     pub items: Vec<(SlotKind, u64)>,
@@ -974,9 +981,19 @@ impl ProfileData {
         &self.insns[p.insns.start as usize..p.insns.end as usize]
     }
 
+    /// The bit of an instruction's item count saying a followed jump led to
+    /// it (a block's instructions have a few items each).
+    pub const JUMPED: u32 = 1 << 31;
+
     /// The items of instruction `(_, first, n)`.
     pub fn items(&self, (_, first, n): (u64, u32, u32)) -> &[(SlotKind, u64)] {
+        let n = n & !Self::JUMPED;
         &self.items[first as usize..(first + n) as usize]
+    }
+
+    /// Whether a followed jump led to instruction `(_, _, n)`.
+    pub fn jumped((_, _, n): (u64, u32, u32)) -> bool {
+        n & Self::JUMPED != 0
     }
 
     /// Back to `len` (instructions, items): a translation that failed.

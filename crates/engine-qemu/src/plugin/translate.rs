@@ -101,6 +101,8 @@ impl Profile {
     fn push(&mut self, pc: u64, own: BTreeMap<u32, u32>) {
         self.insns.push(profile::Insn {
             pc,
+            // QEMU ends a block at every jump: no jump is followed.
+            jumped: false,
             items: own.into_iter().collect(),
         });
     }
