@@ -102,6 +102,39 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
                 .unwrap_or(0),
         );
     }
+    // A call's edge to its return site: executions of the return site not
+    // reached through its other edges, at most the call's. Assuming every
+    // call returns made a loop of code after a call that never returns
+    // (the C library's call of `main`): iterations 1, entries 0. Where the
+    // return site is also entered from outside the control flow, or another
+    // edge into it is not known, the call's executions, as before.
+    let returns: Vec<u64> = (0..nodes.len())
+        .map(|u| {
+            let n = &nodes[u];
+            let (End::Call { next, .. } | End::IndirectCall { next }) = n.end else {
+                return n.runs;
+            };
+            let Some(&v) = index.get(&next) else {
+                return n.runs;
+            };
+            if roots.contains(&v) {
+                return n.runs;
+            }
+            let mut others = 0;
+            for &p in preds[v].iter().filter(|&&p| p != u) {
+                let q = &nodes[p];
+                if matches!(q.end, End::Call { .. } | End::IndirectCall { .. }) || !edges_known(q) {
+                    return n.runs;
+                }
+                others += edge_count(q, next);
+            }
+            n.runs.min(nodes[v].runs.saturating_sub(others))
+        })
+        .collect();
+    let count = |u: usize, v: u64| match nodes[u].end {
+        End::Call { .. } | End::IndirectCall { .. } => returns[u],
+        _ => edge_count(&nodes[u], v),
+    };
     let idom = dominators(&succs, &preds, &roots);
     let tree = Intervals::of(&idom);
     let dominates = |h: usize, u: usize| tree.encloses(h, u);
@@ -118,7 +151,7 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
             let e = by_header
                 .entry(h)
                 .or_insert_with(|| (BTreeSet::from([h]), 0, true));
-            e.1 += edge_count(&nodes[u], nodes[h].start);
+            e.1 += count(u, nodes[h].start);
             e.2 &= edges_known(&nodes[u]);
             let mut stack = vec![u];
             while let Some(x) = stack.pop() {
@@ -137,7 +170,7 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
                 }
                 let outside = preds[h].iter().filter(|u| !body.contains(u));
                 outside
-                    .map(|&u| edges_known(&nodes[u]).then(|| edge_count(&nodes[u], nodes[h].start)))
+                    .map(|&u| edges_known(&nodes[u]).then(|| count(u, nodes[h].start)))
                     .sum::<Option<u64>>()
             };
             let entries = match (known, from_outside()) {
@@ -307,6 +340,60 @@ mod tests {
             taken,
             split_known: true,
         }
+    }
+
+    /// Code after a call that never returns (the C library's call of
+    /// `main`; here 0x10 jumps to 0x30, which jumps back to 0x20, the call)
+    /// makes a cycle, but its edge back never ran: entered once, run once.
+    /// A call in a loop that does return counts every iteration.
+    #[test]
+    fn a_call_that_never_returns_closes_no_loop() {
+        let nodes = vec![
+            node(0x10, End::Jump { target: 0x30 }, 1, 0),
+            node(
+                0x20,
+                End::Call {
+                    target: 0x900,
+                    next: 0x30,
+                },
+                1,
+                0,
+            ),
+            node(0x30, End::Jump { target: 0x20 }, 1, 0),
+        ];
+        let loops = find(&nodes, 0x10);
+        assert_eq!(loops.len(), 1);
+        assert_eq!((loops[0].iterations, loops[0].entries), (1, 1));
+        // for (i = 0; i < 10; i++) f(); entered twice: 0x10 entry, 0x20
+        // header calling f, 0x30 its return site, `jne 0x20`, 0x40 exit.
+        let nodes = vec![
+            node(0x10, End::Fall { next: 0x20 }, 2, 0),
+            node(
+                0x20,
+                End::Call {
+                    target: 0x900,
+                    next: 0x30,
+                },
+                20,
+                0,
+            ),
+            node(
+                0x30,
+                End::Cond {
+                    taken: 0x20,
+                    next: 0x40,
+                },
+                20,
+                18,
+            ),
+            node(0x40, End::Other, 2, 0),
+        ];
+        let loops = find(&nodes, 0x10);
+        assert_eq!(loops.len(), 1);
+        assert_eq!(
+            (loops[0].header, loops[0].iterations, loops[0].entries),
+            (1, 20, 2)
+        );
     }
 
     /// An early exit at the bottom of a loop entered by a jump to its test
