@@ -8,8 +8,15 @@
 
 use std::borrow::Cow;
 
-/// `name` demangled, or `name` itself when no scheme recognises it.
+/// `name` demangled, or `name` itself when no scheme recognises it. A
+/// suffix after `@` (`_Znwm@plt`, a PLT stub's name) is kept as it is.
 pub fn demangle(name: &str) -> Cow<'_, str> {
+    if let Some((base, suffix)) = name.split_once('@') {
+        return match demangle(base) {
+            Cow::Owned(d) => Cow::Owned(format!("{d}@{suffix}")),
+            Cow::Borrowed(_) => Cow::Borrowed(name),
+        };
+    }
     if let Some(rust) = rust(name) {
         return Cow::Owned(rust);
     }
@@ -68,6 +75,8 @@ mod tests {
             ("__mymod_MOD_axpy", "mymod::axpy"),
             ("__my_mod_MOD_do_it", "my_mod::do_it"),
             ("_ZN2ns3fooEv", "ns::foo()"),
+            ("_Znwm@plt", "operator new(unsigned long)@plt"),
+            ("memcpy@plt", "memcpy@plt"),
             ("_ZN2ns3BoxIiE3getEv", "ns::Box<int>::get()"),
             ("_Z4workv._omp_fn.0", "work() [clone ._omp_fn.0]"),
             (
