@@ -363,6 +363,58 @@ fn rows_attributed_in_parts_equal_those_of_one_pass() {
     }
 }
 
+/// A program whose DWARF is compressed (gcc -gz=zlib): its sections are
+/// inflated once and kept in the cache directory (`inflated/`), a second
+/// count takes the kept copies without writing them again, and both give
+/// the same rows, with source lines.
+#[test]
+fn compressed_debug_sections_are_kept_and_give_the_same_rows() {
+    let exe = compile("gcc", "fall.c", &["-O2", "-g", "-gz=zlib"], "fall_gz");
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().to_str().unwrap().to_string();
+    let env = [("FLOPSCOPE_CACHE_DIR", dir.as_str())];
+    let kept = || -> Vec<(String, std::time::SystemTime)> {
+        let mut v: Vec<_> = std::fs::read_dir(cache.path().join("inflated"))
+            .map(|d| {
+                d.map(|e| {
+                    let e = e.unwrap();
+                    let when = e.metadata().unwrap().modified().unwrap();
+                    (e.file_name().to_string_lossy().into_owned(), when)
+                })
+                .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let first = count_ok_with("native", &exe, &["1000", "3"], &env);
+    let copies = kept();
+    assert!(
+        copies.iter().any(|(n, _)| n.contains(".debug_info-")),
+        "the program's .debug_info kept: {copies:?}"
+    );
+    let second = count_ok_with("native", &exe, &["1000", "3"], &env);
+    assert_eq!(kept(), copies, "the copies were taken, not written again");
+    let (a, b) = (
+        own_rows(&first, &["/fall_gz"]),
+        own_rows(&second, &["/fall_gz"]),
+    );
+    let with_line = a["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["line"].is_u64())
+        .count();
+    assert!(
+        with_line > 0,
+        "no source line: the comparison tells nothing"
+    );
+    assert_eq!(
+        a, b,
+        "rows from inflated sections, then from the kept copies"
+    );
+}
+
 /// The rows of `modules` (file name endings), without what differs between
 /// runs (the sampled time, load addresses), a loop's parent as its line.
 fn own_rows(r: &Report, modules: &[&str]) -> Value {
