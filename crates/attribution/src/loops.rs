@@ -177,6 +177,11 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
                 (false, Some(outside)) => outside,
                 _ => nodes[h].runs.saturating_sub(back),
             };
+            // A loop that ran was entered: a header first reached from
+            // outside the control flow seen (the native engine's take-over
+            // returns into the loader's loop of constructors) has no edge
+            // in to count.
+            let entries = entries.max(u64::from(nodes[h].runs > 0));
             Loop {
                 header: h,
                 body,
@@ -394,6 +399,35 @@ mod tests {
             (loops[0].header, loops[0].iterations, loops[0].entries),
             (1, 20, 2)
         );
+    }
+
+    /// A loop first reached from outside the control flow seen (the native
+    /// engine's take-over returns into the loader's loop), left through a
+    /// forward branch neither side of which was counted: its back edge then
+    /// reads every execution of the latch, and no edge in from outside
+    /// counts the entry. A loop that ran was entered: once, at least.
+    #[test]
+    fn a_loop_that_ran_was_entered_at_least_once() {
+        let latch = Node {
+            split_known: false,
+            ..node(
+                0x30,
+                End::Cond {
+                    taken: 0x50,
+                    next: 0x20,
+                },
+                3,
+                0,
+            )
+        };
+        let nodes = vec![
+            node(0x20, End::Fall { next: 0x30 }, 3, 0),
+            latch,
+            node(0x50, End::Other, 1, 0),
+        ];
+        let loops = find(&nodes, 0x10);
+        assert_eq!(loops.len(), 1);
+        assert_eq!((loops[0].iterations, loops[0].entries), (3, 1));
     }
 
     /// An early exit at the bottom of a loop entered by a jump to its test
