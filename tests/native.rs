@@ -385,6 +385,52 @@ fn avx_masked_loads_count_their_active_elements_and_qemus_whole_reads_are_named(
     f.assert_none();
 }
 
+/// REP string instructions (stosb, movsq, repe cmpsb run to rcx = 0) with
+/// counts 0, 1 and 300: the same instructions under both engines (one an
+/// iteration and one for the check that ends them, as QEMU runs them), and
+/// bytes by their closed form.
+#[test]
+fn rep_string_instructions_count_alike_under_both_engines() {
+    let inc = markers_include();
+    let exe = build("native/rep_strings.c", &["-O1", "-I", &inc]);
+    let env = [BIND_NOW];
+    let mut f = Failures::default();
+    let figures = |r: &Report| {
+        let g = region(r, "rep").expect("the region");
+        ["instructions"]
+            .iter()
+            .map(|k| g[*k].as_i64().unwrap())
+            .chain(
+                ["read", "written"]
+                    .iter()
+                    .map(|k| g["bytes"][*k].as_i64().unwrap()),
+            )
+            .collect::<Vec<i64>>()
+    };
+    for n in [0i64, 1, 300] {
+        let e = figures(&count_ok_with("emulate", &exe, &[n.to_string()], &env));
+        let m = figures(&count_ok_with("native", &exe, &[n.to_string()], &env));
+        f.equal(
+            &format!("N = {n}: instructions, native against emulate"),
+            e[0],
+            m[0],
+        );
+        for (what, got) in [("emulate", &e), ("native", &m)] {
+            f.equal(
+                &format!("N = {n}: {what}: bytes read"),
+                10 * (8 * n + 2 * n),
+                got[1],
+            );
+            f.equal(
+                &format!("N = {n}: {what}: bytes written"),
+                10 * (n + 8 * n),
+                got[2],
+            );
+        }
+    }
+    f.assert_none();
+}
+
 /// An instruction that crosses a page boundary: QEMU 7.2 lists it at the
 /// end of one block but runs it at the start of the next, and the emulate
 /// engine counts it once, as the native engine does (runs of n and 2n

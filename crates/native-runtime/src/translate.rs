@@ -1078,6 +1078,10 @@ fn dynamic_items(
         for (size, n) in per.mem.writes.counts() {
             d.add(SlotKind::MemWrite { size }, u64::from(n));
         }
+        // An instruction executed an iteration, beside the block's one: as
+        // QEMU runs a REP string instruction (n iterations, then the check
+        // that ends them: n + 1) and the emulate engine counts it.
+        d.add(SlotKind::Instructions, 1);
         rep_slot = Some(slots.add(d));
         code.rep_before();
     }
