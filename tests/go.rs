@@ -60,8 +60,9 @@ fn goroutines_preempted_by_signals_count_exactly_and_are_sampled() {
             continue;
         }
         // Delivered at block starts, the emulate engine sees each return
-        // into a loop's header from the preemption as an entry.
-        f.loop_of(&r, "main.work", g, n);
+        // into a loop's header from the preemption as an entry. The header
+        // is the loop's test, entered by a jump: N / G + 1 runs a goroutine.
+        f.loop_of(&r, "main.work", g, n + g);
         if work["time_s"].as_f64().unwrap_or(0.0) <= 0.0 {
             f.push(format!(
                 "native: main.work has no time (sampling: {})",

@@ -13,7 +13,8 @@
 // does nothing else: with the sum of the G parts printed as an integer,
 //
 //	flop_by_op.sqrt = N; main.work: sqrt = add = N; its loop: G entries,
-//	N iterations (G divides N)
+//	N + G iterations (G divides N; Go enters the loop by a jump to its
+//	test, at the bottom, which runs once more than the body each time)
 package main
 
 import (
