@@ -102,6 +102,10 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
                 .unwrap_or(0),
         );
     }
+    let mut is_root = vec![false; nodes.len()];
+    for &r in &roots {
+        is_root[r] = true;
+    }
     // A call's edge to its return site: executions of the return site not
     // reached through its other edges, at most the call's. Assuming every
     // call returns made a loop of code after a call that never returns
@@ -117,7 +121,7 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
             let Some(&v) = index.get(&next) else {
                 return n.runs;
             };
-            if roots.contains(&v) {
+            if is_root[v] {
                 return n.runs;
             }
             let mut others = 0;
@@ -165,7 +169,7 @@ pub fn find(nodes: &[Node], entry: u64) -> Vec<Loop> {
         .into_iter()
         .map(|(h, (body, back, known))| {
             let from_outside = || {
-                if roots.contains(&h) {
+                if is_root[h] {
                     return None; // entered from outside the function's flow
                 }
                 let outside = preds[h].iter().filter(|u| !body.contains(u));
