@@ -440,7 +440,9 @@ struct Segment<'a> {
 
 /// The executed blocks cut where another block starts: code that falls into
 /// a loop's header without a branch (the first iteration of a rotated loop
-/// runs in the block that enters it) counts for the header's node.
+/// runs in the block that enters it) counts for the header's node; and
+/// where a jump the engine translated on through leads (a loop entered by
+/// a jump to its test has the test as a node of its own).
 fn segments(ex: &Executed) -> Vec<Segment<'_>> {
     // Block starts, and where followed jumps lead (a block that falls into
     // such a place is cut there too: it is a node of its own).
