@@ -1135,6 +1135,29 @@ fn a_program_using_gs_is_stopped_with_a_clear_message() {
     assert_eq!(r.0["complete"], false);
 }
 
+/// RDGSBASE/WRGSBASE (the gs base the engine's counters use) and a
+/// seccomp filter (which would judge the engine's own system calls) stop
+/// the program with a message naming them and --engine emulate, and a
+/// partial report; neither crashes or hangs (a filter denying the engine's
+/// calls made the runtime panic and spin).
+#[test]
+fn gs_base_instructions_and_seccomp_filters_are_refused_clearly() {
+    let exe = build("native/refused.c", &["-O2", "-mfsgsbase"]);
+    for (arg, named) in [
+        ("gsbase", "gs segment register (rdgsbase"),
+        ("seccomp", "seccomp filter"),
+    ] {
+        let run = count_with("native", &exe, &[arg], &[]);
+        assert!(
+            run.stderr.contains(named) && run.stderr.contains("--engine emulate"),
+            "{arg}: {}",
+            run.stderr
+        );
+        let r = run.report.expect("a partial report");
+        assert_eq!(r.0["complete"], false, "{arg}");
+    }
+}
+
 #[test]
 fn a_thread_may_end_the_process_either_way() {
     let exe = build("native/thread_exits.c", &["-O2", "-msse2", "-pthread"]);

@@ -48,6 +48,8 @@ pub static SPECIAL: [AtomicU8; 512] = {
         libc::SYS_pkey_mprotect,
         libc::SYS_mmap,
         libc::SYS_mremap,
+        libc::SYS_prctl,
+        libc::SYS_seccomp,
     ];
     let mut i = 0;
     while i < nrs.len() {
@@ -129,6 +131,15 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
             crate::hostfs::set_errno(errno);
             // SAFETY: the frame the kernel built, at the program's rsp.
             unsafe { fs_sigreturn(frame) }
+        }
+        // A seccomp filter would judge the engine's own system calls too
+        // (mmap and mprotect for the code cache, the counter file's writes)
+        // and could deny them half-way through the run.
+        libc::SYS_prctl if a[0] == libc::PR_SET_SECCOMP as u64 => {
+            fatal(next, "the program installs a seccomp filter (prctl PR_SET_SECCOMP), which would also judge the native engine's own system calls: count it with --engine emulate")
+        }
+        libc::SYS_seccomp if a[0] == libc::SECCOMP_SET_MODE_STRICT as u64 || a[0] == libc::SECCOMP_SET_MODE_FILTER as u64 => {
+            fatal(next, "the program installs a seccomp filter (seccomp SECCOMP_SET_MODE_*), which would also judge the native engine's own system calls: count it with --engine emulate")
         }
         libc::SYS_arch_prctl if matches!(a[0], 0x1001 | 0x1004) => {
             fatal(next, "the program uses the gs segment register (arch_prctl ARCH_SET_GS/ARCH_GET_GS), which the native engine keeps for itself: count it with --engine emulate")

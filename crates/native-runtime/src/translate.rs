@@ -312,6 +312,12 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
                 insns.push((insn, info));
                 return done(insns, raws, End::Syscall { next }, None);
             }
+            if matches!(insn.mnemonic(), Mnemonic::Rdgsbase | Mnemonic::Wrgsbase) {
+                return Err(format!(
+                    "the program uses the gs segment register ({} at {at:#x}), which the native engine keeps for itself: count it with --engine emulate",
+                    format_insn(&insn)
+                ));
+            }
             let end = match insn.flow_control() {
                 FlowControl::Next => None,
                 FlowControl::ConditionalBranch if insn.op0_kind() != OpKind::Memory => Some((
