@@ -1158,6 +1158,26 @@ fn gs_base_instructions_and_seccomp_filters_are_refused_clearly() {
     }
 }
 
+/// A program exec'd with an environment of the counted one's own making
+/// (only PATH; cleared, then `sh -c 'exec ...'`) is counted: the runtime
+/// adds the engine's variables the new environment lacks. It ran
+/// uncounted, without a word, before.
+#[test]
+fn programs_execd_with_an_environment_of_their_own_are_counted() {
+    let inc = markers_include();
+    let exe = build("native/exec_env.c", &["-O2", "-I", &inc]);
+    let r = count_ok_with("native", &exe, &[] as &[&str], &[]);
+    let work = region(&r, "work").expect("the region of the exec'd programs");
+    assert_eq!(
+        work["flop"]["total"].as_u64(),
+        Some(4000),
+        "{}",
+        r.summary()
+    );
+    assert_eq!(work["entries"].as_u64(), Some(2));
+    assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+}
+
 #[test]
 fn a_thread_may_end_the_process_either_way() {
     let exe = build("native/thread_exits.c", &["-O2", "-msse2", "-pthread"]);

@@ -71,11 +71,16 @@ fn dispatch(ctx: &mut Context, exit: &Exit, masked: Option<u64>) -> u64 {
                 translator::lookup_or_translate(*next)
             }
             None => {
+                let nr = ctx.rax as i64;
+                let env = crate::exec_env::add_engine_env(ctx);
                 let in_host = loader::exec_in_host(ctx);
                 let fork_tls = hostfs::fork_tls(ctx);
                 let r = syscalls::handle(ctx, *next, masked);
                 if let Some(exec) = in_host {
                     exec.restore(ctx);
+                }
+                if let Some(env) = env {
+                    env.restore(ctx, nr);
                 }
                 if let Some(tls) = fork_tls {
                     hostfs::forked_with_tls(ctx, tls);

@@ -38,6 +38,7 @@ pub mod codemap;
 pub mod cpu;
 pub mod dispatch;
 pub mod emit;
+pub mod exec_env;
 pub mod fork;
 pub mod header;
 pub mod hostfs;
@@ -136,7 +137,10 @@ pub unsafe extern "C" fn fs_takeover(
     // SAFETY: per the contract.
     let program = unsafe { loader::requested(argc, argv, envp) };
     let counted = match std::env::var_os(OUT_ENV) {
-        Some(path) => take_over(&path.to_string_lossy(), ret_slot, program.as_ref()),
+        Some(path) => {
+            exec_env::capture();
+            take_over(&path.to_string_lossy(), ret_slot, program.as_ref())
+        }
         None => Err(None),
     };
     match counted {

@@ -1,0 +1,149 @@
+//! The engine's variables passed on to a program the counted one execs with
+//! an environment of its own.
+//!
+//! An exec'd program is followed through its environment: `LD_PRELOAD`
+//! loads the runtime into it and `FLOPSCOPE_NATIVE_OUT` names the counter
+//! file (and `FLOPSCOPE_NATIVE_HOST` starts a static program in the host).
+//! A program that execs with an environment it built (`execve` with a short
+//! list, `env -i`, Python's `subprocess.run(env=...)`) dropped them, and its
+//! child ran uncounted without a word. So the runtime keeps the variables
+//! flopscope set (`LD_PRELOAD` and every `FLOPSCOPE_*` but the static
+//! program to load), as the process started, and an `execve`/`execveat`
+//! whose environment lacks one gets it added (an `LD_PRELOAD` of the
+//! program's own gets the runtime's list in front); the program's own
+//! pointer is given back if the exec fails. Under `--no-follow` nothing is
+//! added.
+
+use crate::sys;
+use std::sync::OnceLock;
+
+/// "NAME=value" of each variable kept, NUL-terminated.
+static KEPT: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+
+/// Keeps the engine's variables from the environment the process started
+/// with; at the take-over, before the program runs.
+pub fn capture() {
+    use std::os::unix::ffi::OsStrExt;
+    let _ = KEPT.set(
+        std::env::vars_os()
+            .filter(|(k, _)| k == "LD_PRELOAD" || k.as_bytes().starts_with(b"FLOPSCOPE_"))
+            // The static program this process was started to load: each
+            // exec names its own (loader.rs, `exec_in_host`).
+            .filter(|(k, _)| k != crate::loader::STATIC_ENV)
+            .map(|(k, v)| {
+                let mut e = k.as_bytes().to_vec();
+                e.push(b'=');
+                e.extend_from_slice(v.as_bytes());
+                e.push(0);
+                e
+            })
+            .collect(),
+    );
+}
+
+/// An exec's environment as the engine rewrote it: the arrays it points
+/// at, and the program's own pointer, to give back.
+pub struct Rewritten {
+    register_was: u64,
+    _entries: Vec<Vec<u8>>,
+    _pointers: Vec<u64>,
+}
+
+/// The name of an entry `NAME=value` (up to the `=`).
+fn name(entry: &[u8]) -> &[u8] {
+    entry.split(|b| *b == b'=').next().unwrap_or(entry)
+}
+
+/// The NUL-terminated string at `at` in this process, at most `max` bytes.
+fn string_at(at: u64, max: usize) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; max];
+    let n = sys::read_self(at, &mut buf);
+    let len = buf[..n].iter().position(|b| *b == 0)?;
+    buf.truncate(len);
+    Some(buf)
+}
+
+/// For the system call in `ctx` (an `execve`, or an `execveat`): adds the
+/// kept variables its environment lacks; `None` when it lacks none, or is
+/// no exec the engine follows.
+pub fn add_engine_env(ctx: &mut crate::asm::Context) -> Option<Rewritten> {
+    let register: &mut u64 = match ctx.rax as i64 {
+        libc::SYS_execve => &mut ctx.rdx,
+        libc::SYS_execveat => &mut ctx.r10,
+        _ => return None,
+    };
+    let kept = KEPT.get()?;
+    if kept
+        .iter()
+        .any(|e| name(e) == crate::NO_FOLLOW_ENV.as_bytes())
+    {
+        return None;
+    }
+    // A null environment is an empty one (glibc's `clearenv` leaves one).
+    let envp = *register;
+    let mut pointers = Vec::new();
+    let mut names = Vec::new();
+    let mut their_preload = None;
+    for i in 0..if envp == 0 { 0 } else { 1 << 20 } {
+        let mut w = [0u8; 8];
+        if sys::read_self(envp + 8 * i, &mut w) != 8 {
+            return None; // the kernel answers EFAULT
+        }
+        let p = u64::from_le_bytes(w);
+        if p == 0 {
+            break;
+        }
+        let head = string_at(p, 256).unwrap_or_default();
+        if name(&head) == b"LD_PRELOAD" {
+            their_preload = Some((pointers.len(), p));
+        }
+        names.push(name(&head).to_vec());
+        pointers.push(p);
+    }
+    let mut entries = Vec::new();
+    for e in kept {
+        let n = name(e);
+        if n == b"LD_PRELOAD" {
+            if let Some((at, p)) = their_preload {
+                let theirs = string_at(p, 64 << 10)?;
+                let ours = &e[..e.len() - 1];
+                let ours_list = &ours[b"LD_PRELOAD=".len()..];
+                let first = ours_list.split(|b| *b == b':').next().unwrap_or(ours_list);
+                if !theirs.windows(first.len().max(1)).any(|w| w == first) {
+                    let mut merged = ours.to_vec();
+                    merged.push(b':');
+                    merged.extend_from_slice(&theirs[b"LD_PRELOAD=".len()..]);
+                    merged.push(0);
+                    pointers[at] = merged.as_ptr() as u64;
+                    entries.push(merged);
+                }
+                continue;
+            }
+        }
+        if !names.iter().any(|x| x.as_slice() == n) {
+            pointers.push(e.as_ptr() as u64);
+        }
+    }
+    if entries.is_empty() && pointers.len() == names.len() {
+        return None;
+    }
+    pointers.push(0);
+    let was = *register;
+    *register = pointers.as_ptr() as u64;
+    Some(Rewritten {
+        register_was: was,
+        _entries: entries,
+        _pointers: pointers,
+    })
+}
+
+impl Rewritten {
+    /// The program's own environment pointer back in its register (the
+    /// exec failed and the program goes on).
+    pub fn restore(self, ctx: &mut crate::asm::Context, nr: i64) {
+        match nr {
+            libc::SYS_execve => ctx.rdx = self.register_was,
+            _ => ctx.r10 = self.register_was,
+        }
+    }
+}
