@@ -1178,6 +1178,25 @@ fn programs_execd_with_an_environment_of_their_own_are_counted() {
     assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
 }
 
+/// A one-block loop flipping its own addsd/mulsd every iteration: FLOP N,
+/// and the operations alternate one execution behind (the documented lag),
+/// where the loop laid out in rounds of copies ran the first multiply for
+/// good (N - 1 multiplies: the program printed 2 for any N).
+#[test]
+fn a_loop_rewriting_itself_every_iteration_runs_each_rewrite() {
+    let exe = build("native/smc_loop.c", &["-O2"]);
+    let mut f = Failures::default();
+    for n in [5i64, 1001] {
+        let r = count_ok_with("native", &exe, &[n.to_string()], &[]);
+        let ops = r.flop_by_op();
+        let got = |k: &str| ops.get(k).copied().unwrap_or(0) as i64;
+        f.equal(&format!("N = {n}: FLOP"), n, r.flop("total") as i64);
+        f.equal(&format!("N = {n}: adds"), (n + 1) / 2, got("add"));
+        f.equal(&format!("N = {n}: multiplies"), n / 2, got("mul"));
+    }
+    f.assert_none();
+}
+
 #[test]
 fn a_thread_may_end_the_process_either_way() {
     let exe = build("native/thread_exits.c", &["-O2", "-msse2", "-pthread"]);

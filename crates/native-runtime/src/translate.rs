@@ -797,16 +797,21 @@ pub fn build(
     // loop storing once an iteration (about an iteration a cycle) ran 1.8x
     // its native time with a counter bump in every copy, 1.06x in rounds of
     // 4 and at native speed in rounds of 8.
-    let self_loop = match dec.end {
-        End::Cond { taken, .. } => {
-            taken == dec.pc
-                && dec
-                    .insns
-                    .last()
-                    .is_some_and(|(i, _)| i.condition_code() != iced_x86::ConditionCode::None)
-        }
-        _ => false,
-    };
+    // Not for code in a writable page: a copy that rewrites the loop would
+    // run the old bytes on to the end of the round (only the branch back to
+    // the block's start meets the jump invalidation writes there), and the
+    // rewrites of a round could cancel out for good.
+    let self_loop = !dec.writable
+        && match dec.end {
+            End::Cond { taken, .. } => {
+                taken == dec.pc
+                    && dec
+                        .insns
+                        .last()
+                        .is_some_and(|(i, _)| i.condition_code() != iced_x86::ConditionCode::None)
+            }
+            _ => false,
+        };
     if self_loop {
         let End::Cond { fall, .. } = dec.end else {
             unreachable!("a self-loop ends in a jcc")
