@@ -462,18 +462,14 @@ fn segments(ex: &Executed) -> Vec<Segment<'_>> {
     for b in &ex.blocks {
         let mut from = 0;
         let mut seg_start = b.start;
-        let mut jumps = b.jumped.iter().peekable();
         for (k, i) in b.insns.iter().enumerate() {
-            let jump = jumps.next_if(|&&j| j as usize == k).is_some();
-            if k > from && (jump || (i.pc != seg_start && starts.contains(&(b.snapshot, i.pc)))) {
+            // A followed jump's edge counts as a fall-through's: once a run
+            // of the part before it.
+            if k > from && i.pc != seg_start && starts.contains(&(b.snapshot, i.pc)) {
                 out.push(Segment {
                     snapshot: b.snapshot,
                     start: seg_start,
-                    end: if jump {
-                        End::Jump { target: i.pc }
-                    } else {
-                        End::Fall { next: i.pc }
-                    },
+                    end: End::Fall { next: i.pc },
                     runs: b.runs,
                     taken: 0,
                     split_known: true,

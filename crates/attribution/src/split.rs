@@ -276,12 +276,7 @@ fn cut_at_other_parts(
             jumped: jumps_in(k, to),
         });
         to = k;
-        let end = if jumped.contains(&(k as u32)) {
-            End::Jump { target: next }
-        } else {
-            End::Fall { next }
-        };
-        tail_end = (end, 0, true);
+        tail_end = (End::Fall { next }, 0, true);
     }
     out[part].push(ExecBlock {
         snapshot,
