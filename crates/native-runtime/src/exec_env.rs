@@ -54,15 +54,6 @@ fn name(entry: &[u8]) -> &[u8] {
     entry.split(|b| *b == b'=').next().unwrap_or(entry)
 }
 
-/// The NUL-terminated string at `at` in this process, at most `max` bytes.
-fn string_at(at: u64, max: usize) -> Option<Vec<u8>> {
-    let mut buf = vec![0u8; max];
-    let n = sys::read_self(at, &mut buf);
-    let len = buf[..n].iter().position(|b| *b == 0)?;
-    buf.truncate(len);
-    Some(buf)
-}
-
 /// For the system call in `ctx` (an `execve`, or an `execveat`): adds the
 /// kept variables its environment lacks; `None` when it lacks none, or is
 /// no exec the engine follows.
@@ -80,32 +71,22 @@ pub fn add_engine_env(ctx: &mut crate::asm::Context) -> Option<Rewritten> {
         return None;
     }
     // A null environment is an empty one (glibc's `clearenv` leaves one).
-    let envp = *register;
-    let mut pointers = Vec::new();
-    let mut names = Vec::new();
+    let mut pointers = sys::read_pointers(*register)?;
+    let mut names = Vec::with_capacity(pointers.len());
     let mut their_preload = None;
-    for i in 0..if envp == 0 { 0 } else { 1 << 20 } {
-        let mut w = [0u8; 8];
-        if sys::read_self(envp + 8 * i, &mut w) != 8 {
-            return None; // the kernel answers EFAULT
-        }
-        let p = u64::from_le_bytes(w);
-        if p == 0 {
-            break;
-        }
-        let head = string_at(p, 256).unwrap_or_default();
+    for (at, &p) in pointers.iter().enumerate() {
+        let head = sys::read_cstr(p, 256).unwrap_or_default();
         if name(&head) == b"LD_PRELOAD" {
-            their_preload = Some((pointers.len(), p));
+            their_preload = Some((at, p));
         }
         names.push(name(&head).to_vec());
-        pointers.push(p);
     }
     let mut entries = Vec::new();
     for e in kept {
         let n = name(e);
         if n == b"LD_PRELOAD" {
             if let Some((at, p)) = their_preload {
-                let theirs = string_at(p, 64 << 10)?;
+                let theirs = sys::read_cstr(p, 64 << 10)?;
                 let ours = &e[..e.len() - 1];
                 let ours_list = &ours[b"LD_PRELOAD=".len()..];
                 let first = ours_list.split(|b| *b == b':').next().unwrap_or(ours_list);

@@ -588,7 +588,7 @@ pub fn exec_in_host(ctx: &mut Context) -> Option<ExecInHost> {
         // execveat(dirfd, path, argv, envp, flags): a path the cwd or `/`
         // resolves, as execve's.
         libc::SYS_execveat if ctx.r8 == 0 => {
-            let path = read_string(ctx.rsi)?;
+            let path = sys::read_cstr(ctx.rsi, 4096)?;
             if ctx.rdi as i32 != libc::AT_FDCWD && !path.starts_with(b"/") {
                 return None;
             }
@@ -596,27 +596,18 @@ pub fn exec_in_host(ctx: &mut Context) -> Option<ExecInHost> {
         }
         _ => return None,
     };
-    let path = read_string(path)?;
+    let path = sys::read_cstr(path, 4096)?;
     use std::os::unix::ffi::OsStrExt;
     if !is_static(std::ffi::OsStr::from_bytes(&path)) {
         return None;
     }
-    let mut ptrs = Vec::new();
+    let mut ptrs = sys::read_pointers(envp)?;
     let (mut preload, mut out) = (false, false);
-    for i in 0.. {
-        let mut w = [0u8; 8];
-        if sys::read_self(envp + 8 * i, &mut w) != 8 {
-            return None;
-        }
-        let p = u64::from_le_bytes(w);
-        if p == 0 {
-            break;
-        }
+    for &p in &ptrs {
         let mut head = [0u8; 32];
         let n = sys::read_self(p, &mut head);
         preload |= head[..n].starts_with(b"LD_PRELOAD=");
         out |= head[..n].starts_with(format!("{}=", crate::OUT_ENV).as_bytes());
-        ptrs.push(p);
     }
     if !(preload && out) {
         return None;
@@ -638,15 +629,6 @@ pub fn exec_in_host(ctx: &mut Context) -> Option<ExecInHost> {
         _entry: entry,
         _envp: ptrs,
     })
-}
-
-/// A NUL-terminated string of the program's (at most 4 KiB).
-fn read_string(at: u64) -> Option<Vec<u8>> {
-    let mut buf = vec![0u8; 4096];
-    let n = sys::read_self(at, &mut buf);
-    let len = buf[..n].iter().position(|b| *b == 0)?;
-    buf.truncate(len);
-    Some(buf)
 }
 
 /// Whether `path` is a statically linked x86-64 executable (an ELF

@@ -143,6 +143,36 @@ pub fn read_self(addr: u64, buf: &mut [u8]) -> usize {
     done
 }
 
+/// The NUL-terminated string at `at` in this process, read without
+/// faulting, of at most `max` bytes; `None` if no NUL ends it there.
+pub fn read_cstr(at: u64, max: usize) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; max];
+    let n = read_self(at, &mut buf);
+    let len = buf[..n].iter().position(|b| *b == 0)?;
+    buf.truncate(len);
+    Some(buf)
+}
+
+/// The pointers of the NULL-terminated array at `at` (an exec's argv or
+/// envp), read without faulting; a null `at` is an empty array. `None`
+/// when the array cannot be read (the kernel answers EFAULT).
+pub fn read_pointers(at: u64) -> Option<Vec<u64>> {
+    let mut out = Vec::new();
+    if at == 0 {
+        return Some(out);
+    }
+    loop {
+        let mut w = [0u8; 8];
+        if read_self(at + 8 * out.len() as u64, &mut w) != 8 {
+            return None;
+        }
+        match u64::from_le_bytes(w) {
+            0 => return Some(out),
+            p => out.push(p),
+        }
+    }
+}
+
 /// Writes `data` into this process's memory at `addr` without faulting;
 /// returns how many bytes were written.
 pub fn write_self(addr: u64, data: &[u8]) -> usize {
