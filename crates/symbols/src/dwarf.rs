@@ -211,8 +211,9 @@ fn section(elf: &Elf<'_>, name: &str) -> Result<Reader, gimli::Error> {
     if range.uncompressed_size > limit {
         return Ok(empty());
     }
-    let id = elf.file.build_id().ok().flatten();
-    let place = id.map(|build_id| inflated::Place {
+    // Kept only where a directory is named and the file has a build-id.
+    let build_id = elf.keep.and_then(|_| elf.file.build_id().ok().flatten());
+    let place = build_id.map(|build_id| inflated::Place {
         build_id,
         section: name,
         offset: range.offset,
