@@ -386,48 +386,47 @@ fn avx_masked_loads_count_their_active_elements_and_qemus_whole_reads_are_named(
 }
 
 /// REP string instructions (stosb, movsq, repe cmpsb run to rcx = 0) with
-/// counts 0, 1 and 300: the same instructions under both engines (one an
-/// iteration and one for the check that ends them, as QEMU runs them), and
-/// bytes by their closed form.
+/// counts 0, 1 and 300: the same instructions under both engines, each REP
+/// instruction once an iteration and once for the check that ends them, as
+/// QEMU runs them (so 3 x 10 x N more instructions than with a count of 0),
+/// and bytes by their closed form.
 #[test]
 fn rep_string_instructions_count_alike_under_both_engines() {
     let inc = markers_include();
     let exe = build("native/rep_strings.c", &["-O1", "-I", &inc]);
     let env = [BIND_NOW];
     let mut f = Failures::default();
-    let figures = |r: &Report| {
-        let g = region(r, "rep").expect("the region");
-        ["instructions"]
-            .iter()
-            .map(|k| g[*k].as_i64().unwrap())
-            .chain(
-                ["read", "written"]
-                    .iter()
-                    .map(|k| g["bytes"][*k].as_i64().unwrap()),
-            )
-            .collect::<Vec<i64>>()
+    // The region's (instructions, bytes read, bytes written).
+    let figures = |engine: &str, n: i64| {
+        let r = count_ok_with(engine, &exe, &[n.to_string()], &env);
+        let g = region(&r, "rep").expect("the region").clone();
+        let at = |v: &Value| v.as_i64().unwrap();
+        (
+            at(&g["instructions"]),
+            at(&g["bytes"]["read"]),
+            at(&g["bytes"]["written"]),
+        )
     };
-    for n in [0i64, 1, 300] {
-        let e = figures(&count_ok_with("emulate", &exe, &[n.to_string()], &env));
-        let m = figures(&count_ok_with("native", &exe, &[n.to_string()], &env));
-        f.equal(
-            &format!("N = {n}: instructions, native against emulate"),
-            e[0],
-            m[0],
-        );
-        for (what, got) in [("emulate", &e), ("native", &m)] {
-            f.equal(
-                &format!("N = {n}: {what}: bytes read"),
-                10 * (8 * n + 2 * n),
-                got[1],
-            );
-            f.equal(
-                &format!("N = {n}: {what}: bytes written"),
-                10 * (n + 8 * n),
-                got[2],
-            );
+    let mut at_300 = Vec::new();
+    for engine in ["emulate", "native"] {
+        let runs: Vec<(i64, (i64, i64, i64))> = [0i64, 1, 300]
+            .iter()
+            .map(|&n| (n, figures(engine, n)))
+            .collect();
+        let none = runs[0].1 .0;
+        for &(n, (insns, read, written)) in &runs {
+            let what = format!("{engine}, N = {n}");
+            f.equal(&format!("{what}: d instructions"), 3 * 10 * n, insns - none);
+            f.equal(&format!("{what}: bytes read"), 10 * (8 * n + 2 * n), read);
+            f.equal(&format!("{what}: bytes written"), 10 * (n + 8 * n), written);
         }
+        at_300.push(runs[2].1 .0);
     }
+    f.equal(
+        "N = 300: instructions, native against emulate",
+        at_300[0],
+        at_300[1],
+    );
     f.assert_none();
 }
 
