@@ -62,13 +62,6 @@ fn build_where_now(flags: &[&str]) -> PathBuf {
     exe
 }
 
-fn function<'a>(r: &'a Report, name: &str) -> Option<&'a Value> {
-    r.0["functions"]
-        .as_array()?
-        .iter()
-        .find(|f| f["name"] == name)
-}
-
 fn flop(v: Option<&Value>) -> u64 {
     v.and_then(|f| f["flop"]["total"].as_u64()).unwrap_or(0)
 }
@@ -103,30 +96,25 @@ fn functions_loops_and_lines_of_known_counts_are_exact() {
             check(
                 &mut bad,
                 "triad FLOP",
-                flop(function(&r, "triad")),
+                flop(r.function("triad")),
                 2 * n * reps,
             );
             check(
                 &mut bad,
                 "nested FLOP",
-                flop(function(&r, "nested")),
+                flop(r.function("nested")),
                 16 * n * reps,
             );
-            check(&mut bad, "rec FLOP", flop(function(&r, "rec")), 16 * reps);
-            check(
-                &mut bad,
-                "scale FLOP",
-                flop(function(&r, "scale")),
-                n * reps,
-            );
-            let (norm2, sq) = (flop(function(&r, "norm2")), flop(function(&r, "sq")));
+            check(&mut bad, "rec FLOP", flop(r.function("rec")), 16 * reps);
+            check(&mut bad, "scale FLOP", flop(r.function("scale")), n * reps);
+            let (norm2, sq) = (flop(r.function("norm2")), flop(r.function("sq")));
             if fma {
                 // GCC contracts the inlined multiply and the add into one FMA.
                 check(&mut bad, "norm2 + sq FLOP", norm2 + sq, 2 * n * reps);
             } else {
                 check(&mut bad, "norm2 FLOP (the adds)", norm2, n * reps);
                 check(&mut bad, "sq FLOP (inlined multiplies)", sq, n * reps);
-                let inlined = function(&r, "sq").map(|f| f["inlined_into"].clone());
+                let inlined = r.function("sq").map(|f| f["inlined_into"].clone());
                 if inlined != Some(serde_json::json!(["norm2"])) {
                     bad.push(format!("{what}: sq inlined_into {inlined:?}"));
                 }
@@ -143,7 +131,7 @@ fn functions_loops_and_lines_of_known_counts_are_exact() {
             // Inclusive: main's tree holds every FLOP of the program (scale
             // through its PLT stub, sq inlined into norm2).
             let inclusive = |name: &str| {
-                function(&r, name)
+                r.function(name)
                     .and_then(|f| f["inclusive"]["flop"]["total"].as_u64())
                     .unwrap_or(0)
             };
@@ -160,7 +148,7 @@ fn functions_loops_and_lines_of_known_counts_are_exact() {
                 2 * n * reps,
             );
             check(&mut bad, "rec inclusive FLOP", inclusive("rec"), 16 * reps);
-            if let Some(m) = function(&r, "scale").and_then(|f| f["module"].as_str()) {
+            if let Some(m) = r.function("scale").and_then(|f| f["module"].as_str()) {
                 if !m.ends_with("libwhere.so") {
                     bad.push(format!("{what}: scale's module is {m}"));
                 }
@@ -606,7 +594,7 @@ fn stripped_code_is_named_module_plus_offset() {
             "{engine}: {ours:?}"
         );
         assert!(
-            function(&r, "triad").is_none(),
+            r.function("triad").is_none(),
             "{engine}: a stripped binary has no `triad`"
         );
     }
@@ -781,7 +769,7 @@ fn time_shares_when_counted_with(how: &[&str]) {
         sampling["signals"].as_f64().expect("signals"),
     );
     let samples = |name: &str| {
-        function(&r, name)
+        r.function(name)
             .and_then(|f| f["samples"].as_u64())
             .unwrap_or(0)
     };
@@ -815,13 +803,10 @@ fn time_shares_when_counted_with(how: &[&str]) {
         );
     }
     // Times and GFLOP/s follow from the shares: each did ROUNDS FLOP.
-    let time = |name: &str| {
-        function(&r, name)
-            .and_then(|f| f["time_s"].as_f64())
-            .unwrap()
-    };
+    let time = |name: &str| r.function(name).and_then(|f| f["time_s"].as_f64()).unwrap();
     assert!(time("heavy") > time("light"));
-    let g = function(&r, "heavy")
+    let g = r
+        .function("heavy")
         .and_then(|f| f["gflops"].as_f64())
         .unwrap();
     assert!(
@@ -877,7 +862,9 @@ fn a_program_of_many_compile_units_has_every_unit_s_lines() {
         for i in 0..UNITS {
             let (name, file) = (format!("f{i}"), format!("/unit{i}.c"));
             let what = format!("{name} under {engine}");
-            let f = function(&r, &name).unwrap_or_else(|| panic!("{what}: no row"));
+            let f = r
+                .function(&name)
+                .unwrap_or_else(|| panic!("{what}: no row"));
             assert!(
                 f["file"].as_str().is_some_and(|p| p.ends_with(&file)),
                 "{what}: file {}",

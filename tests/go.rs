@@ -6,14 +6,6 @@
 //! SIGPROF handler.
 
 use crate::support::*;
-use serde_json::Value;
-
-fn function<'a>(r: &'a Report, name: &str) -> Option<&'a Value> {
-    r.0["functions"]
-        .as_array()?
-        .iter()
-        .find(|f| f["name"] == name)
-}
 
 /// go/preempt: G = 4 goroutines on 2 threads (GOMAXPROCS), in loops
 /// without calls, preempted by SIGURG every 10 ms (goroutines wait for a
@@ -40,7 +32,7 @@ fn goroutines_preempted_by_signals_count_exactly_and_are_sampled() {
             n as i64,
             r.flop_by_op().get("sqrt").copied().unwrap_or(0) as i64,
         );
-        let Some(work) = function(&r, "main.work") else {
+        let Some(work) = r.function("main.work") else {
             f.push(format!("{engine}: no function main.work"));
             continue;
         };

@@ -445,11 +445,7 @@ fn an_instruction_crossing_a_page_boundary_counts_once_under_both_engines() {
         let figures = |n: &str| {
             let r = count_ok_with(engine, &exe, &[n], &env);
             let g = region(&r, "calls").expect("the region");
-            let row = r.0["functions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|x| x["name"] == "straddle_f");
+            let row = r.function("straddle_f");
             let at = |v: &Value| v.as_i64().unwrap_or(-1);
             [
                 at(&g["instructions"]),

@@ -316,6 +316,14 @@ fn u64_map(v: &Value, what: &str) -> BTreeMap<String, u64> {
 }
 
 impl Report {
+    /// The row of function `name` in `functions`, if it has one.
+    pub fn function(&self, name: &str) -> Option<&Value> {
+        self.0["functions"]
+            .as_array()?
+            .iter()
+            .find(|f| f["name"] == name)
+    }
+
     /// `flop.<key>`: total, fp64, fp32, fp16, bf16 or x87.
     pub fn flop(&self, key: &str) -> u64 {
         u64_at(&self.0, &["flop", key])
