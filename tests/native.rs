@@ -519,6 +519,81 @@ fn a_masked_broadcast_reads_its_element_once_when_any_lane_is_active() {
     f.assert_none();
 }
 
+/// Half-precision arithmetic (AVX512-FP16, Sapphire Rapids and later):
+/// a compiled `_Float16` loop and masked instructions whose opmask is wider
+/// than 16 bits (32 fp16 lanes in a zmm), each against its closed form
+/// (tests/kernels/native/avx512_fp16.c derives them).
+#[test]
+fn avx512_fp16_arithmetic_counts_its_active_half_precision_lanes() {
+    if !avx512_or_skip() || !cpu::has_or_skip("avx512_fp16") {
+        return;
+    }
+    let inc = markers_include();
+    let exe = build(
+        "native/avx512_fp16.c",
+        &["-O3", "-mavx512fp16", "-mavx512vl", "-I", &inc],
+    );
+    let (n, reps) = (1000u64, 3u64);
+    let pc = |v: u32| u64::from(v.count_ones());
+    let mut f = Failures::default();
+    for m in [0u32, 1, 0x12345678, 0xffff0000, 0x0000ff00, 0xffffffff] {
+        let r = count_ok_with(
+            "native",
+            &exe,
+            &[format!("{m:#x}"), n.to_string(), reps.to_string()],
+            &[],
+        );
+        let what = format!("mask {m:#x}");
+        let axpy = region(&r, "axpy").expect("region axpy");
+        f.equal(
+            &format!("{what}: axpy fp16 FLOP"),
+            (2 * n * reps) as i64,
+            axpy["flop"]["fp16"].as_i64().unwrap(),
+        );
+        f.equal(
+            &format!("{what}: axpy FLOP"),
+            (2 * n * reps) as i64,
+            axpy["flop"]["total"].as_i64().unwrap(),
+        );
+        let fma: u64 = rows(axpy)
+            .iter()
+            .filter(|((p, _, _, op, masked), _)| p == "fp16" && op == "fma" && !masked)
+            .map(|(_, (_, flop))| flop)
+            .sum();
+        f.equal(&format!("{what}: axpy fp16 fma FLOP"), (2 * n * reps) as i64, fma as i64);
+
+        let g = region(&r, "masked").expect("region masked");
+        let got = rows(g);
+        let row = |width: u64, lanes: u64, op: &str, masked: bool| {
+            got.get(&("fp16".to_string(), width, lanes, op.to_string(), masked))
+                .map_or(0, |(_, flop)| *flop) as i64
+        };
+        let low16 = m & 0xffff;
+        for (label, want, have) in [
+            ("vaddph zmm{k1}", pc(m), row(512, 32, "add", true)),
+            ("vmulph ymm{k1}", pc(low16), row(256, 16, "mul", true)),
+            ("vfmadd231ph xmm{k1}", 2 * pc(m & 0xff), row(128, 8, "fma", true)),
+            ("vfmaddcph zmm{k1}", 8 * pc(low16), row(512, 16, "fma", true)),
+            ("vsqrtsh xmm{k1}", pc(m & 1), row(16, 1, "sqrt", true)),
+            ("vaddph zmm, {1to32}", 32, row(512, 32, "add", false)),
+        ] {
+            f.equal(&format!("{what}: {label} FLOP"), want as i64, have);
+        }
+        let total = pc(m) + 9 * pc(low16) + 2 * pc(m & 0xff) + pc(m & 1) + 32;
+        f.equal(
+            &format!("{what}: masked region fp16 FLOP"),
+            total as i64,
+            g["flop"]["fp16"].as_i64().unwrap(),
+        );
+        f.equal(
+            &format!("{what}: masked region bytes read"),
+            2,
+            g["bytes"]["read"].as_i64().unwrap(),
+        );
+    }
+    f.assert_none();
+}
+
 #[test]
 fn avx512_compiled_kernels_equal_their_closed_forms() {
     if !avx512_or_skip() {
