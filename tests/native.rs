@@ -560,7 +560,11 @@ fn avx512_fp16_arithmetic_counts_its_active_half_precision_lanes() {
             .filter(|((p, _, _, op, masked), _)| p == "fp16" && op == "fma" && !masked)
             .map(|(_, (_, flop))| flop)
             .sum();
-        f.equal(&format!("{what}: axpy fp16 fma FLOP"), (2 * n * reps) as i64, fma as i64);
+        f.equal(
+            &format!("{what}: axpy fp16 fma FLOP"),
+            (2 * n * reps) as i64,
+            fma as i64,
+        );
 
         let g = region(&r, "masked").expect("region masked");
         let got = rows(g);
@@ -572,8 +576,16 @@ fn avx512_fp16_arithmetic_counts_its_active_half_precision_lanes() {
         for (label, want, have) in [
             ("vaddph zmm{k1}", pc(m), row(512, 32, "add", true)),
             ("vmulph ymm{k1}", pc(low16), row(256, 16, "mul", true)),
-            ("vfmadd231ph xmm{k1}", 2 * pc(m & 0xff), row(128, 8, "fma", true)),
-            ("vfmaddcph zmm{k1}", 8 * pc(low16), row(512, 16, "fma", true)),
+            (
+                "vfmadd231ph xmm{k1}",
+                2 * pc(m & 0xff),
+                row(128, 8, "fma", true),
+            ),
+            (
+                "vfmaddcph zmm{k1}",
+                8 * pc(low16),
+                row(512, 16, "fma", true),
+            ),
             ("vsqrtsh xmm{k1}", pc(m & 1), row(16, 1, "sqrt", true)),
             ("vaddph zmm, {1to32}", 32, row(512, 32, "add", false)),
         ] {

@@ -187,6 +187,7 @@ impl Machine {
             stepping: self.stepping,
             brand: &self.model_name,
             flags: &self.flags,
+            hypervisor: self.hypervisor,
         }
     }
 

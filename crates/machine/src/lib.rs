@@ -59,4 +59,4 @@ pub use profile::{
     BandwidthMeasurement, FlopsMeasurement, GemmMeasurement, MachineProfile, Spread, PROFILE_SCHEMA,
 };
 pub use sysfs::CacheLevel;
-pub use uarch::{uarch_named, Uarch, Vendor};
+pub use uarch::{uarch_named, SetAside, Uarch, Vendor};

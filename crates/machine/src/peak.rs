@@ -124,6 +124,20 @@ pub fn theoretical_peak(machine: &Machine, overrides: &Overrides) -> Peak {
     };
     if !named_ok {
         assumptions.push(match &ua {
+            Some(
+                u @ Uarch {
+                    instead_of: Some(aside),
+                    ..
+                },
+            ) => format!(
+                "FLOP/cycle: table entry {:?} chosen by the ISA flags ({}): CPUID says {} {}, the model number of {:?}, whose cores never have {}; a hypervisor can report a model of its own, so the first generation in the table with all of these is taken (pass --uarch if you know the host's)",
+                u.name,
+                u.units_description(),
+                machine.vendor.label(),
+                machine.signature(),
+                aside.name,
+                aside.lacks.join(", ")
+            ),
             Some(u) if !u.generic => format!(
                 "FLOP/cycle: table entry {:?} for {} {} ({}); an FMA is 2 FLOP",
                 u.name,

@@ -161,6 +161,19 @@ pub struct Uarch {
     pub fma_latency_cycles: Option<u32>,
     pub notes: Vec<String>,
     pub flop_per_cycle: BTreeMap<Isa, FlopPerCycle>,
+    /// The entry CPUID's family and model named, where the CPU's ISA rules
+    /// it out under a hypervisor (whose model number can be made up): this
+    /// entry was then chosen by the ISA instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instead_of: Option<SetAside>,
+}
+
+/// A family/model entry set aside because the CPU has what its cores never do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetAside {
+    pub name: String,
+    /// The CPU's flags the entry's cores never have (`avx512_fp16`).
+    pub lacks: Vec<String>,
 }
 
 impl Uarch {
@@ -198,6 +211,29 @@ pub struct CpuKey<'a> {
     pub brand: &'a str,
     /// `/proc/cpuinfo`-style ISA flags.
     pub flags: &'a [String],
+    /// Running under a hypervisor, which may report a model number of its
+    /// own choosing.
+    pub hypervisor: bool,
+}
+
+impl CpuKey<'_> {
+    fn has(&self, flag: &str) -> bool {
+        self.flags.iter().any(|f| f == flag)
+    }
+
+    /// What the CPU's flags name that `u` has no figures for: AVX-512 and
+    /// its fp16 and bf16 arithmetic. Empty when `u` could be this CPU.
+    fn beyond(&self, u: &Uarch) -> Vec<&'static str> {
+        [
+            ("avx512f", Precision::Fp64),
+            ("avx512_fp16", Precision::Fp16),
+            ("avx512_bf16", Precision::Bf16),
+        ]
+        .into_iter()
+        .filter(|&(flag, p)| self.has(flag) && u.flop_per_cycle(Isa::Avx512, p).is_none())
+        .map(|(flag, _)| flag)
+        .collect()
+    }
 }
 
 /// The parsed table.
@@ -265,6 +301,12 @@ impl Table {
     /// The entry (with any brand variant applied) for this CPU: by vendor,
     /// family, model and stepping; else the first generic entry whose
     /// required flags the CPU has.
+    ///
+    /// Under a hypervisor, an entry whose cores never have what the CPU's
+    /// flags name (a "Rocket Lake" with AVX512-FP16 and AMX: a made-up model
+    /// number in front of a Sapphire Rapids-class host) gives way to the
+    /// vendor's first entry, in the table's order of generations, that has
+    /// it all; [`Uarch::instead_of`] names the one set aside.
     pub fn lookup(&self, cpu: &CpuKey) -> Option<Uarch> {
         let by_model = self.entries.iter().find(|e| {
             e.vendor == Some(cpu.vendor)
@@ -274,7 +316,21 @@ impl Table {
                     .is_none_or(|[lo, hi]| (lo..=hi).contains(&cpu.stepping))
         });
         if let Some(e) = by_model {
-            return Some(resolve(e, false, cpu.brand));
+            let u = resolve(e, false, cpu.brand);
+            if !cpu.hypervisor || cpu.beyond(&u).is_empty() {
+                return Some(u);
+            }
+            let by_isa = self.entries.iter().find(|e| {
+                e.vendor == Some(cpu.vendor) && cpu.beyond(&resolve(e, false, "")).is_empty()
+            });
+            if let Some(e) = by_isa {
+                let mut instead = resolve(e, false, cpu.brand);
+                instead.instead_of = Some(SetAside {
+                    lacks: cpu.beyond(&u).into_iter().map(String::from).collect(),
+                    name: u.name,
+                });
+                return Some(instead);
+            }
         }
         let has = |f: &String| cpu.flags.iter().any(|g| g == f);
         self.generic
@@ -335,6 +391,7 @@ fn resolve(e: &Entry, generic: bool, brand: &str) -> Uarch {
         fma_latency_cycles: e.fma_latency_cycles,
         notes: e.notes.clone(),
         flop_per_cycle: e.flop_per_cycle.clone(),
+        instead_of: None,
     };
     match e.variants.iter().find(|v| v.applies_to(brand)) {
         Some(v) => apply(u, v),
@@ -376,6 +433,61 @@ fn squeezed(name: &str) -> String {
 /// The table entry named `name` (see [`squeezed`] for the spellings accepted).
 pub fn uarch_named(name: &str) -> Result<Uarch, MachineError> {
     table().named(name)
+}
+
+#[cfg(test)]
+mod hypervisor_tests {
+    use super::*;
+
+    /// The flags a CPU of `u` has at most, as far as [`CpuKey::beyond`] looks.
+    fn own_flags(u: &Uarch) -> Vec<String> {
+        let mut f = vec![
+            "sse2".to_string(),
+            "avx".into(),
+            "fma".into(),
+            "avx2".into(),
+        ];
+        for (flag, p) in [
+            ("avx512f", Precision::Fp64),
+            ("avx512_fp16", Precision::Fp16),
+            ("avx512_bf16", Precision::Bf16),
+        ] {
+            if u.flop_per_cycle(Isa::Avx512, p).is_some() {
+                f.push(flag.into());
+            }
+        }
+        f
+    }
+
+    /// Under a hypervisor, no family/model entry is set aside for a CPU
+    /// whose flags are its own cores' (every model number of every entry,
+    /// each range at both ends).
+    #[test]
+    fn no_entry_is_set_aside_for_its_own_flags() {
+        let t = table();
+        for e in &t.entries {
+            let flags = own_flags(&resolve(e, false, ""));
+            for m in &e.models {
+                let (lo, hi) = match *m {
+                    ModelSpec::One(x) => (x, x),
+                    ModelSpec::Range([lo, hi]) => (lo, hi),
+                };
+                for model in [lo, hi] {
+                    let key = CpuKey {
+                        vendor: e.vendor.unwrap(),
+                        family: e.family.unwrap(),
+                        model,
+                        stepping: e.steppings.map_or(0, |[lo, _]| lo),
+                        brand: "",
+                        flags: &flags,
+                        hypervisor: true,
+                    };
+                    let u = t.lookup(&key).unwrap();
+                    assert_eq!(u.instead_of, None, "{} model {model:#x}", e.name);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -102,9 +102,45 @@ fn zen5_and_sapphire_rapids_at_full_width() {
         p.row(Isa::Avx512, Precision::Fp16).unwrap().gflops_machine,
         128.0 * 2.0 * 56.0
     );
+    // VDPBF16PS zmm (64 FLOP) one every 2 cycles.
     assert_eq!(
         p.row(Isa::Avx512, Precision::Bf16).unwrap().flop_per_cycle,
-        128
+        32
+    );
+}
+
+/// The peak of a hypervisor's made-up model says which entry it set aside
+/// and why, and gives the figures of the one the ISA points to.
+#[test]
+fn a_model_set_aside_by_the_isa_is_stated() {
+    let mut flags = AVX512.to_vec();
+    flags.extend(["avx512_fp16", "avx512_bf16"]);
+    let mut m = machine(
+        Vendor::Intel,
+        6,
+        0xa7,
+        1,
+        "Intel(R) Xeon(R) Processor",
+        &flags,
+        2,
+    );
+    m.hypervisor = true;
+    let p = theoretical_peak(&m, &at(4.0));
+    assert_eq!(
+        p.row(Isa::Avx512, Precision::Fp64).unwrap().flop_per_cycle,
+        32
+    );
+    let line = p
+        .assumptions
+        .iter()
+        .find(|a| a.starts_with("FLOP/cycle:"))
+        .unwrap();
+    assert_eq!(
+        line,
+        "FLOP/cycle: table entry \"Sapphire Rapids\" chosen by the ISA flags (2 x 512-bit FMA, latency 4 cycles): \
+         CPUID says Intel family 0x6 model 0xa7 stepping 1, the model number of \"Rocket Lake\", whose cores never have \
+         avx512_fp16, avx512_bf16; a hypervisor can report a model of its own, so the first generation in the table \
+         with all of these is taken (pass --uarch if you know the host's)"
     );
 }
 
