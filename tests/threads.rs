@@ -80,3 +80,57 @@ fn omp_triad_8_threads_20_times() {
     }
     f.assert_none();
 }
+
+/// More threads over a run than the native engine keeps states of (4096),
+/// and more (thread, region) pairs than the counter file has rows (2048):
+/// 5000 threads, at most 4 alive, each adding K doubles in region "work"
+/// (tests/kernels/native/many_threads.c). The totals and the region are
+/// exact, the rows of `threads` add up to them, and both limits are named
+/// in warnings, under both engines where they apply, dynamically and
+/// statically linked (whose threads' host blocks the native engine recycles
+/// too).
+#[test]
+fn thousands_of_short_lived_threads_lose_no_counts() {
+    let (threads, k) = (5000u64, 1000u64);
+    let inc = crate::support::engines::markers_include();
+    let dynamic = build("native/many_threads.c", &["-O2", "-pthread", "-I", &inc]);
+    let fixed = build(
+        "native/many_threads.c",
+        &["-O2", "-pthread", "-static", "-I", &inc],
+    );
+    for (exe, engine) in [
+        (&dynamic, "native"),
+        (&dynamic, "emulate"),
+        (&fixed, "native"),
+    ] {
+        let r = count_ok_with(engine, exe, &[threads.to_string(), k.to_string()], &[]);
+        let what = format!("{engine}, {exe:?}: {threads} threads of {k} adds");
+        // Each thread's K adds, and main's one add of each thread's sum.
+        let all = threads * k + threads;
+        assert_eq!(r.flop("fp64"), all, "{what}: fp64 FLOP");
+        assert_eq!(r.flop("total"), all, "{what}: FLOP");
+        let work = crate::support::engines::region(&r, "work").expect("region work");
+        assert_eq!(
+            (work["entries"].as_u64(), work["flop"]["total"].as_u64()),
+            (Some(threads), Some(threads * k)),
+            "{what}: region work's entries and FLOP"
+        );
+        let rows = thread_totals(&r);
+        assert_eq!(rows.iter().sum::<u64>(), all, "{what}: thread rows");
+        let warnings: Vec<&str> = r.0["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|w| w.as_str())
+            .collect();
+        if engine == "native" {
+            let named = |s: &str| warnings.iter().any(|w| w.contains(s));
+            assert!(
+                named("after the native engine's table of 4096 threads was full")
+                    && named("summed in the `threads` row of tid 4294967295"),
+                "{what}: {warnings:?}"
+            );
+            assert!(rows.len() <= 2048, "{what}: {} thread rows", rows.len());
+        }
+    }
+}

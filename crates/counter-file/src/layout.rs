@@ -98,7 +98,20 @@ pub mod word {
     /// VPMASKMOVD/Q from memory), whose bytes QEMU 7.2 reads, and the plugin
     /// books, at the whole operand's width, masked-off elements included.
     pub const FULL_WIDTH_MASKED_LOADS: usize = 21;
+    /// Native engine: threads whose banks did not get rows of their own (more
+    /// (thread, region state) banks than [`super::MAX_BANKS`]) and were summed
+    /// per region state into rows of thread [`super::FOLDED_THREADS`].
+    pub const THREADS_FOLDED: usize = 22;
+    /// Native engine: threads created once the runtime's thread table was
+    /// full, each of which took over the state, and the row, of a thread
+    /// that had exited.
+    pub const THREADS_TAKEN_OVER: usize = 23;
 }
+/// Threads the native engine keeps a state of (see [`word::THREADS_TAKEN_OVER`]).
+pub const MAX_THREADS: usize = 4096;
+/// The thread index of the bank rows that hold the summed counts of the
+/// threads beyond the file's rows (see [`word::THREADS_FOLDED`]).
+pub const FOLDED_THREADS: u32 = u32::MAX;
 /// Byte offset of the text describing the unsupported instruction (NUL-terminated).
 pub const UNSUPPORTED_TEXT: usize = 512;
 pub const TEXT_BYTES: usize = 256;

@@ -55,6 +55,11 @@ pub struct FileCounts {
     /// Emulate engine: masked loads booked at full width
     /// (`word::FULL_WIDTH_MASKED_LOADS`).
     pub full_width_masked_loads: u64,
+    /// Native engine: threads summed into the rows of thread
+    /// [`layout::FOLDED_THREADS`] (`word::THREADS_FOLDED`), and threads that
+    /// took over an exited one's row (`word::THREADS_TAKEN_OVER`).
+    pub threads_folded: u64,
+    pub threads_taken_over: u64,
     /// Region ends that did not match, and the first one described.
     pub mismatches: u64,
     pub mismatch_text: String,
@@ -254,6 +259,8 @@ impl CounterFile {
         out.code_writes = layout::load(v.word(word::CODE_WRITES));
         out.blocks_invalidated = layout::load(v.word(word::BLOCKS_INVALIDATED));
         out.full_width_masked_loads = layout::load(v.word(word::FULL_WIDTH_MASKED_LOADS));
+        out.threads_folded = layout::load(v.word(word::THREADS_FOLDED));
+        out.threads_taken_over = layout::load(v.word(word::THREADS_TAKEN_OVER));
         out.command = layout::command_of(v.bytes(layout::COMMAND_TEXT, layout::COMMAND_BYTES));
         out.end = ProcessEnd::decode(layout::load(v.word(word::END)));
         out.parent_pid = Some(layout::load(v.word(word::PARENT_PID))).filter(|p| *p != 0);

@@ -136,6 +136,8 @@ fn combine(files: &[(PathBuf, FileCounts)]) -> FileCounts {
         out.code_writes += f.code_writes;
         out.blocks_invalidated += f.blocks_invalidated;
         out.full_width_masked_loads += f.full_width_masked_loads;
+        out.threads_folded += f.threads_folded;
+        out.threads_taken_over += f.threads_taken_over;
         if out.mismatches == 0 {
             out.mismatch_text = f.mismatch_text.clone();
         }
@@ -289,6 +291,21 @@ pub fn report_of(engine: &str, argv: &[String], c: &FileCounts, exit_status: Exi
         r.warnings.push(format!(
             "{} AVX masked load(s) (VMASKMOVPS/PD, VPMASKMOVD/Q) ran: QEMU reads the whole operand of each, masked-off elements included, so their bytes are counted at full width and bytes read are high; the native engine counts their active elements",
             c.full_width_masked_loads
+        ));
+    }
+    if c.threads_taken_over > 0 {
+        r.warnings.push(format!(
+            "{} thread(s) were created after the native engine's table of {} threads was full: each took over the row of a thread that had exited, so some rows of `threads` hold several threads' counts one after another (the totals are exact)",
+            c.threads_taken_over,
+            crate::layout::MAX_THREADS
+        ));
+    }
+    if c.threads_folded > 0 {
+        r.warnings.push(format!(
+            "the counts of {} thread(s) are summed in the `threads` row of tid {}: the counter file holds {} rows of (thread, region) counts (the totals are exact)",
+            c.threads_folded,
+            crate::layout::FOLDED_THREADS,
+            crate::layout::MAX_BANKS
         ));
     }
     if c.overflow > 0 {

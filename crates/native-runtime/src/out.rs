@@ -245,68 +245,72 @@ fn flush_counts(v: View, finished: bool) {
     };
     let Some(t) = guard.as_ref() else { return };
     let descs = &t.slots.descs;
-    // FxHash: a multiply and rotate per word (the default SipHash guards
-    // against chosen keys, which these are not, at several times the cost).
-    let mut index: FxHashMap<SlotKind, usize> = FxHashMap::default();
-    for (i, k) in SlotKind::fixed().into_iter().enumerate() {
-        index.insert(k, i);
-    }
-    let mut next_kind = layout::FIXED_SLOTS as usize;
+    let mut kinds = Kinds::new();
     let mut banks = 0usize;
     let mut lost = 0u64;
-    let mut agg = vec![0u64; layout::MAX_SLOTS];
     let mut written: Vec<Vec<u64>> = Vec::new();
+    // More (thread, state) banks than the file has rows: the last threads'
+    // banks are summed per state into rows of thread FOLDED (exact counts,
+    // fewer thread rows).
+    fn used(th: &thread::Thread) -> impl Iterator<Item = usize> + '_ {
+        (0..thread::MAX_STATES).filter(move |&s| th.counters(s, 0).is_some())
+    }
+    let pairs: usize = thread::all().map(|th| used(th).count()).sum();
+    let mut states: Vec<usize> = thread::all().flat_map(used).collect();
+    states.sort_unstable();
+    states.dedup();
+    let own_rows = if pairs > layout::MAX_BANKS {
+        layout::MAX_BANKS.saturating_sub(states.len())
+    } else {
+        pairs
+    };
+    let mut folded: Vec<(usize, Vec<u64>, u64)> = Vec::new();
+    let mut folded_threads = 0u64;
     for th in thread::all() {
-        for s in 0..thread::MAX_STATES {
+        let mut folded_any = false;
+        for s in used(th) {
             let Some(live) = th.counters(s, descs.len()) else {
                 continue;
             };
+            let entries = th.entries[s].load(Ordering::Acquire);
+            if banks >= own_rows {
+                folded_any = true;
+                let at = match folded.iter().position(|(fs, _, _)| *fs == s) {
+                    Some(at) => at,
+                    None => {
+                        folded.push((s, vec![0; live.len()], 0));
+                        folded.len() - 1
+                    }
+                };
+                let (_, sum, e) = &mut folded[at];
+                sum.iter_mut().zip(live).for_each(|(a, c)| *a += *c);
+                *e += entries;
+                continue;
+            }
             // One copy for the totals and the attribution files alike: other
             // threads may still be counting (a process ending while its
             // workers spin), and both must tell the same counts.
             let ctr = live.to_vec();
-            agg.iter_mut().for_each(|a| *a = 0);
-            for (slot, &c) in ctr.iter().enumerate() {
-                if c == 0 {
-                    continue;
-                }
-                for (kind, n) in &descs[slot].items {
-                    let i = match index.get(kind) {
-                        Some(i) => *i,
-                        None if next_kind < layout::MAX_SLOTS => {
-                            // SAFETY: slot-table entries past the used ones are ours to write.
-                            unsafe {
-                                v.write_bytes(layout::SLOT_TABLE + next_kind * 16, &kind.encode())
-                            };
-                            index.insert(*kind, next_kind);
-                            next_kind += 1;
-                            next_kind - 1
-                        }
-                        None => {
-                            lost += c;
-                            continue;
-                        }
-                    };
-                    agg[i] += c * n;
-                }
-            }
-            agg[layout::SLOT_REGION_ENTRIES as usize] = th.entries[s].load(Ordering::Acquire);
-            if banks >= layout::MAX_BANKS {
-                lost += 1;
-                continue;
-            }
-            let mut entry = [0u8; 16];
-            entry[0..4].copy_from_slice(&th.index.to_le_bytes());
-            entry[4..8].copy_from_slice(&(s as u32).to_le_bytes());
-            // SAFETY: bank-table entries are written only by this flush.
-            unsafe { v.write_bytes(layout::BANK_TABLE + banks * 16, &entry) };
-            for (j, a) in agg.iter().enumerate() {
-                v.counter(banks, j).store(*a, Ordering::Relaxed);
-            }
+            kinds.write_bank(v, descs, banks, th.index, s, &ctr, entries, &mut lost);
             written.push(ctr);
             banks += 1;
         }
+        folded_threads += u64::from(folded_any);
     }
+    for (s, ctr, entries) in folded {
+        if banks >= layout::MAX_BANKS {
+            lost += 1;
+            continue;
+        }
+        kinds.write_bank(v, descs, banks, FOLDED, s, &ctr, entries, &mut lost);
+        written.push(ctr);
+        banks += 1;
+    }
+    v.word(word::THREADS_FOLDED)
+        .store(folded_threads, Ordering::Release);
+    v.word(word::THREADS_TAKEN_OVER)
+        .store(thread::REUSED.load(Ordering::Acquire), Ordering::Release);
+    let (index, next_kind) = (kinds.index, kinds.next);
     let path = PATH.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let written: Vec<&[u64]> = written.iter().map(Vec::as_slice).collect();
     if !crate::attribution::write(&path, t, &index, &written) {
@@ -329,4 +333,82 @@ fn flush_counts(v: View, finished: bool) {
         .store(t.watch.invalidated, Ordering::Release);
     v.word(word::FINISHED)
         .store(u64::from(finished), Ordering::Release);
+}
+
+/// The thread index of the rows that sum the banks of threads beyond the
+/// file's rows (see `flush_counts`).
+const FOLDED: u32 = layout::FOLDED_THREADS;
+
+/// The counter file's slot kinds as they are given numbers: fixed kinds
+/// first, then each other kind the first time a bank counts it.
+struct Kinds {
+    // FxHash: a multiply and rotate per word (the default SipHash guards
+    // against chosen keys, which these are not, at several times the cost).
+    index: FxHashMap<SlotKind, usize>,
+    next: usize,
+    agg: Vec<u64>,
+}
+
+impl Kinds {
+    fn new() -> Kinds {
+        let mut index = FxHashMap::default();
+        for (i, k) in SlotKind::fixed().into_iter().enumerate() {
+            index.insert(k, i);
+        }
+        Kinds {
+            index,
+            next: layout::FIXED_SLOTS as usize,
+            agg: vec![0; layout::MAX_SLOTS],
+        }
+    }
+
+    /// Writes bank row `row`: thread `thread` in region state `state`, the
+    /// counts of `ctr` (per translated slot) by kind, and `entries`.
+    #[allow(clippy::too_many_arguments)]
+    fn write_bank(
+        &mut self,
+        v: View,
+        descs: &[crate::slots::Desc],
+        row: usize,
+        thread: u32,
+        state: usize,
+        ctr: &[u64],
+        entries: u64,
+        lost: &mut u64,
+    ) {
+        self.agg.iter_mut().for_each(|a| *a = 0);
+        for (slot, &c) in ctr.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            for (kind, n) in &descs[slot].items {
+                let i = match self.index.get(kind) {
+                    Some(i) => *i,
+                    None if self.next < layout::MAX_SLOTS => {
+                        // SAFETY: slot-table entries past the used ones are ours to write.
+                        unsafe {
+                            v.write_bytes(layout::SLOT_TABLE + self.next * 16, &kind.encode())
+                        };
+                        self.index.insert(*kind, self.next);
+                        self.next += 1;
+                        self.next - 1
+                    }
+                    None => {
+                        *lost += c;
+                        continue;
+                    }
+                };
+                self.agg[i] += c * n;
+            }
+        }
+        self.agg[layout::SLOT_REGION_ENTRIES as usize] = entries;
+        let mut entry = [0u8; 16];
+        entry[0..4].copy_from_slice(&thread.to_le_bytes());
+        entry[4..8].copy_from_slice(&(state as u32).to_le_bytes());
+        // SAFETY: bank-table entries are written only by this flush.
+        unsafe { v.write_bytes(layout::BANK_TABLE + row * 16, &entry) };
+        for (j, a) in self.agg.iter().enumerate() {
+            v.counter(row, j).store(*a, Ordering::Relaxed);
+        }
+    }
 }

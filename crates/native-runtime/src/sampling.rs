@@ -443,6 +443,14 @@ pub fn thread_started(index: u32, tid: u64) {
     }
 }
 
+/// A new thread took over the state (and index) of thread `index`, which
+/// has exited: the index may have a timer again.
+pub fn slot_taken_over(index: u32) {
+    if let Some(t) = TIMERS.get(index as usize) {
+        let _ = t.compare_exchange(EXITED, NO_TIMER, Ordering::AcqRel, Ordering::Acquire);
+    }
+}
+
 /// The calling thread is exiting: its timer goes.
 pub fn thread_exit() {
     if !on() {

@@ -98,6 +98,8 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
                 sampling::finish(true);
             } else {
                 sampling::thread_exit();
+                // Its state may serve a later thread once it is gone.
+                thread::current().exited.store(true, Ordering::Release);
             }
             // A static program's last thread ends the process: the host
             // threads parked for the others (hostfs.rs) would outlive it.
@@ -256,8 +258,9 @@ fn new_thread(
     // SAFETY: clone with the program's arguments; the child never returns here.
     let r = unsafe { fs_clone(a[0], a[1], a[2], a[3], a[4], bank as u64) };
     if r < 0 {
-        thread::LIVE.fetch_sub(1, Ordering::AcqRel);
+        child.never_started();
     } else {
+        child.started(r as u64);
         sampling::thread_started(child.index, r as u64);
     }
     Ok(r)

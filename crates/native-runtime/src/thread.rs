@@ -1,12 +1,14 @@
 //! Threads: each has its banks of counters (one per region state, `gs`
 //! points at the current one), a dispatcher stack and an xsave area. Threads
-//! are never freed: their counters are summed when the process ends.
+//! are never freed: their counters are summed when the process ends. Once
+//! MAX_THREADS have been created, a new thread takes over the state of one
+//! that has exited and is gone, and adds its counts to that one's.
 
 use crate::header::{self, BANK_BYTES};
 use crate::sys;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-pub const MAX_THREADS: usize = 4096;
+pub const MAX_THREADS: usize = flopscope_counter_file::layout::MAX_THREADS;
 pub const MAX_STATES: usize = flopscope_counter_file::layout::MAX_STATES;
 const DSTACK_BYTES: usize = 1 << 20;
 /// One xsave area (AVX-512 state is ~2.7 KiB); a thread has XSAVE_LEVELS.
@@ -17,7 +19,11 @@ pub const SIGSAVE_BYTES: usize = 4096;
 pub struct Thread {
     /// Creation order (0: the thread that took the program over).
     pub index: u32,
-    pub tid: u64,
+    /// The kernel's thread id (0 until the creating `clone` returned).
+    pub tid: AtomicU64,
+    /// Set by the thread's `exit`: once its id is gone, a new thread may
+    /// take this state over (see [`create`]).
+    pub exited: AtomicBool,
     /// Bank of each region state, null until used.
     pub banks: [AtomicPtr<u8>; MAX_STATES],
     /// The current region state.
@@ -30,7 +36,7 @@ pub struct Thread {
     pub sigsave: u64,
     /// The host thread block the runtime uses as `fs` on this thread (a
     /// statically linked program; 0 otherwise: see hostfs.rs).
-    pub host_fs: u64,
+    pub host_fs: AtomicU64,
 }
 
 static THREADS: [AtomicPtr<Thread>; MAX_THREADS] =
@@ -38,6 +44,8 @@ static THREADS: [AtomicPtr<Thread>; MAX_THREADS] =
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 /// Threads created and not exited (the last to exit ends the process).
 pub static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// Threads that took over the state of an exited one (the table was full).
+pub static REUSED: AtomicU64 = AtomicU64::new(0);
 /// Address of the indirect-branch table, copied into every header.
 pub static IBL: AtomicUsize = AtomicUsize::new(0);
 
@@ -51,11 +59,14 @@ pub fn all() -> impl Iterator<Item = &'static Thread> {
     })
 }
 
-/// Creates a thread's state; `None` when memory or the thread table runs out.
+/// Creates a thread's state, or once the table is full takes over that of
+/// a thread that has exited (see [`take_over_exited`]); `None` when memory
+/// runs out or every thread in the table is still running.
 pub fn create(tid: u64) -> Option<&'static Thread> {
     let index = COUNT.fetch_add(1, Ordering::AcqRel);
     if index >= MAX_THREADS {
-        return None;
+        COUNT.store(MAX_THREADS, Ordering::Release);
+        return take_over_exited(tid);
     }
     let dstack = sys::map_anon(DSTACK_BYTES, false)?;
     let xsave = sys::map_anon(XSAVE_BYTES * XSAVE_LEVELS, false)?;
@@ -73,14 +84,15 @@ pub fn create(tid: u64) -> Option<&'static Thread> {
     };
     let t = Box::new(Thread {
         index: index as u32,
-        tid,
+        tid: AtomicU64::new(tid),
+        exited: AtomicBool::new(false),
         banks: [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_STATES],
         state: AtomicU32::new(0),
         entries: [const { std::sync::atomic::AtomicU64::new(0) }; MAX_STATES],
         dstack_top: dstack as u64 + DSTACK_BYTES as u64 - 64,
         xsave: xsave as u64,
         sigsave: sigsave as u64,
-        host_fs,
+        host_fs: AtomicU64::new(host_fs),
     });
     let t: &'static Thread = Box::leak(t);
     let bank = t.bank(0)?;
@@ -91,7 +103,70 @@ pub fn create(tid: u64) -> Option<&'static Thread> {
     Some(t)
 }
 
+/// The state of a thread that has exited, for a new thread `tid` (0: set
+/// later with [`Thread::started`]): its counters and dispatcher stack kept,
+/// its banks' headers as new, in region state 0. Only a thread whose id
+/// the kernel no longer knows is taken: until then it may still be on its
+/// way out, on its dispatcher stack (a recycled id is merely passed over).
+fn take_over_exited(tid: u64) -> Option<&'static Thread> {
+    let pid = sys::getpid();
+    let gone = |t: &Thread| match t.tid.load(Ordering::Acquire) {
+        0 => false,
+        NEVER_STARTED => true,
+        id => {
+            // SAFETY: signal 0 only checks that the thread exists.
+            let r = unsafe { sys::syscall6(libc::SYS_tgkill as u64, [pid, id, 0, 0, 0, 0]) };
+            r == -(libc::ESRCH as i64)
+        }
+    };
+    let t = all().find(|t| {
+        t.exited.load(Ordering::Acquire)
+            && gone(t)
+            && t.exited
+                .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+    })?;
+    t.tid.store(tid, Ordering::Release);
+    t.state.store(0, Ordering::Release);
+    // A static program's host block went back to hostfs's pool at the exit.
+    let app_fs = if crate::hostfs::on() {
+        t.host_fs
+            .store(crate::hostfs::new_block()?, Ordering::Release);
+        crate::dispatch::gs_word(header::APP_FS)
+    } else {
+        0
+    };
+    for slot in &t.banks {
+        let b = slot.load(Ordering::Acquire);
+        if !b.is_null() {
+            t.init_header(b);
+        }
+    }
+    let bank = t.bank(0)?;
+    // SAFETY: the header of the thread's bank 0.
+    unsafe { *(bank.add(header::APP_FS as usize) as *mut u64) = app_fs };
+    crate::sampling::slot_taken_over(t.index);
+    REUSED.fetch_add(1, Ordering::AcqRel);
+    LIVE.fetch_add(1, Ordering::AcqRel);
+    Some(t)
+}
+
+/// The id of a thread whose `clone` failed.
+const NEVER_STARTED: u64 = u64::MAX;
+
 impl Thread {
+    /// The creating `clone` returned the new thread's id.
+    pub fn started(&self, tid: u64) {
+        self.tid.store(tid, Ordering::Release);
+    }
+
+    /// The creating `clone` failed: the state may serve another thread.
+    pub fn never_started(&self) {
+        self.tid.store(NEVER_STARTED, Ordering::Release);
+        self.exited.store(true, Ordering::Release);
+        LIVE.fetch_sub(1, Ordering::AcqRel);
+    }
+
     /// The bank of region state `state`, mapped on first use.
     pub fn bank(&self, state: u32) -> Option<*mut u8> {
         let slot = self.banks.get(state as usize)?;
@@ -100,8 +175,18 @@ impl Thread {
             return Some(p);
         }
         let b = sys::map_anon(BANK_BYTES, false)?;
+        self.init_header(b);
+        slot.store(b, Ordering::Release);
+        Some(b)
+    }
+
+    /// Writes bank `b`'s header as for a new thread: every word zero but
+    /// the thread's own (its counters are left as they are).
+    fn init_header(&self, b: *mut u8) {
+        // SAFETY: a bank starts with a header of COUNTERS bytes.
+        unsafe { std::ptr::write_bytes(b, 0, header::COUNTERS) };
         let words = b as *mut u64;
-        // SAFETY: a fresh mapping of BANK_BYTES bytes.
+        // SAFETY: the header's words, within its COUNTERS bytes.
         unsafe {
             *words.add(header::THREAD as usize / 8) = self as *const Thread as u64;
             *words.add(header::DSTACK as usize / 8) = self.dstack_top;
@@ -111,10 +196,8 @@ impl Thread {
             *words.add(header::XSAVE_LIMIT as usize / 8) =
                 self.xsave + ((XSAVE_LEVELS - 1) * XSAVE_BYTES) as u64;
             *words.add(header::BANK_SELF as usize / 8) = b as u64;
-            *words.add(header::HOST_FS as usize / 8) = self.host_fs;
+            *words.add(header::HOST_FS as usize / 8) = self.host_fs.load(Ordering::Acquire);
         }
-        slot.store(b, Ordering::Release);
-        Some(b)
     }
 
     /// The counters of `state`'s bank (null if never used) as a slice of

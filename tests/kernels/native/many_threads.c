@@ -1,0 +1,60 @@
+/* Many short-lived threads: T threads in all, created in rounds of at most
+ * 4 alive at once and joined, each adding K doubles inside the region
+ * "work" (two region states per thread: none and "work").
+ *
+ *   usage: many_threads T K          build: -O2 -pthread
+ *
+ * FLOP: T K fp64 adds in "work", entered T times (scalar ADDSD: the
+ * loop's sum is a dependence chain gcc does not vectorize without
+ * -ffast-math), and main's T adds of the threads' sums: T K + T in all. More threads than the native engine keeps states of (4096), and
+ * more (thread, region) pairs than the counter file has rows (2048).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "flopscope.h"
+
+static long k;
+static double data[4096];
+
+__attribute__((noinline)) static double sum(const double *x, long n) {
+    double s = 0.0;
+    for (long i = 0; i < n; i++)
+        s += x[i];
+    return s;
+}
+
+static void *work(void *out) {
+    FLOPSCOPE_REGION_BEGIN("work");
+    *(double *)out = sum(data, k);
+    FLOPSCOPE_REGION_END("work");
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    long t = argc > 1 ? atol(argv[1]) : 5000;
+    k = argc > 2 ? atol(argv[2]) : 1000;
+    if (k < 0 || k > 4096)
+        return 2;
+    for (long i = 0; i < k; i++)
+        data[i] = (double)(i % 3);
+    double out[4], total = 0.0;
+    for (long done = 0; done < t;) {
+        pthread_t th[4];
+        int n = 0;
+        for (; n < 4 && done + n < t; n++) {
+            int e = pthread_create(&th[n], NULL, work, &out[n]);
+            if (e != 0) {
+                fprintf(stderr, "pthread_create: error %d after %ld threads\n", e, done + n);
+                return 1;
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            pthread_join(th[i], NULL);
+            total += out[i];
+        }
+        done += n;
+    }
+    printf("%ld threads, total %.0f\n", t, total);
+    return 0;
+}
