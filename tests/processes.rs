@@ -492,3 +492,44 @@ fn posix_spawn_of_a_missing_program_fails_as_it_does_alone() {
         assert_eq!(run.stdout, expected, "{engine}");
     }
 }
+
+/// A program that lowers its limit on open files to 3 and forks
+/// (tests/kernels/native/few_files.c): the child's counter file needs a
+/// descriptor. With only the soft limit lowered, the engine raises it for
+/// the moment it needs and counts the child exactly (N adds in its
+/// region); with the hard limit lowered too, the child runs uncounted, and
+/// the report says so and is marked incomplete (the native engine said
+/// nothing; the emulate engine's child added into its parent's counters
+/// and code table, and the functions' sums came out one block high).
+#[test]
+fn a_child_left_no_file_descriptor_is_counted_or_named() {
+    let n = 1000u64;
+    let exe = build("native/few_files.c", &["-O2", "-I", &markers_include()]);
+    let child_flop = |r: &crate::support::Report| {
+        crate::support::engines::region(r, "child").and_then(|g| g["flop"]["total"].as_u64())
+    };
+    for engine in ENGINES {
+        let r = count_ok_with(engine, &exe, &["soft", &n.to_string()], &[]);
+        assert_eq!(
+            (r.flop("total"), child_flop(&r), r.child_flop()),
+            (n, Some(n), vec![n]),
+            "{engine}, the soft limit lowered"
+        );
+        let run = count_with(engine, &exe, &["both", &n.to_string()], &[]);
+        let r = run.report.expect("a report");
+        let what = format!("{engine}, both limits lowered: {}", run.stderr);
+        assert_eq!(
+            (r.0["exit_status"].as_i64(), r.0["complete"].as_bool()),
+            (Some(0), Some(false)),
+            "{what}"
+        );
+        assert_eq!((r.flop("total"), child_flop(&r)), (0, None), "{what}");
+        assert!(
+            r.0["warnings"].as_array().unwrap().iter().any(|w| w
+                .as_str()
+                .is_some_and(|w| w.starts_with("1 forked child process(es) ran uncounted"))),
+            "{what}: {:?}",
+            r.0["warnings"]
+        );
+    }
+}

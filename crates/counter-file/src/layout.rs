@@ -106,6 +106,10 @@ pub mod word {
     /// full, each of which took over the state, and the row, of a thread
     /// that had exited.
     pub const THREADS_TAKEN_OVER: usize = 23;
+    /// Native engine: forked children that could not create a counter file
+    /// of their own (no descriptor left under the program's limit on open
+    /// files, say), so ran uncounted; each adds 1 in its parent's file.
+    pub const CHILDREN_LOST: usize = 24;
 }
 /// Threads the native engine keeps a state of (see [`word::THREADS_TAKEN_OVER`]).
 pub const MAX_THREADS: usize = 4096;

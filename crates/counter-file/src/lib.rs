@@ -13,8 +13,11 @@
 //! - [`orphans`]: the processes it leaves running when it ends.
 //! - [`profile`]: the executed code (blocks, their instructions' counts,
 //!   their ends) and per-block counters, for attribution.
+//! - [`descriptors`]: room for the engines' own files in a program that
+//!   lowered its limit on open files.
 
 pub mod code_view;
+pub mod descriptors;
 pub mod layout;
 pub mod orphans;
 pub mod profile;

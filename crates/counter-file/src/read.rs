@@ -60,6 +60,8 @@ pub struct FileCounts {
     /// took over an exited one's row (`word::THREADS_TAKEN_OVER`).
     pub threads_folded: u64,
     pub threads_taken_over: u64,
+    /// Native engine: forked children not counted (`word::CHILDREN_LOST`).
+    pub children_lost: u64,
     /// Region ends that did not match, and the first one described.
     pub mismatches: u64,
     pub mismatch_text: String,
@@ -261,6 +263,7 @@ impl CounterFile {
         out.full_width_masked_loads = layout::load(v.word(word::FULL_WIDTH_MASKED_LOADS));
         out.threads_folded = layout::load(v.word(word::THREADS_FOLDED));
         out.threads_taken_over = layout::load(v.word(word::THREADS_TAKEN_OVER));
+        out.children_lost = layout::load(v.word(word::CHILDREN_LOST));
         out.command = layout::command_of(v.bytes(layout::COMMAND_TEXT, layout::COMMAND_BYTES));
         out.end = ProcessEnd::decode(layout::load(v.word(word::END)));
         out.parent_pid = Some(layout::load(v.word(word::PARENT_PID))).filter(|p| *p != 0);

@@ -138,6 +138,7 @@ fn combine(files: &[(PathBuf, FileCounts)]) -> FileCounts {
         out.full_width_masked_loads += f.full_width_masked_loads;
         out.threads_folded += f.threads_folded;
         out.threads_taken_over += f.threads_taken_over;
+        out.children_lost += f.children_lost;
         if out.mismatches == 0 {
             out.mismatch_text = f.mismatch_text.clone();
         }
@@ -291,6 +292,13 @@ pub fn report_of(engine: &str, argv: &[String], c: &FileCounts, exit_status: Exi
         r.warnings.push(format!(
             "{} AVX masked load(s) (VMASKMOVPS/PD, VPMASKMOVD/Q) ran: QEMU reads the whole operand of each, masked-off elements included, so their bytes are counted at full width and bytes read are high; the native engine counts their active elements",
             c.full_width_masked_loads
+        ));
+    }
+    if c.children_lost > 0 {
+        r.complete = false;
+        r.warnings.push(format!(
+            "{} forked child process(es) ran uncounted: their counter files could not be created (most often the program lowered its limit on open files, RLIMIT_NOFILE, the hard limit too, so that the engine could not raise it for a moment): counts are low",
+            c.children_lost
         ));
     }
     if c.threads_taken_over > 0 {

@@ -4,6 +4,7 @@
 
 use crate::thread;
 use crate::translator;
+use flopscope_counter_file::descriptors::with_all_files_allowed;
 use flopscope_counter_file::layout::{self, word, SlotKind, View, FILE_BYTES};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -170,7 +171,15 @@ pub fn after_fork() {
             .to_vec();
         (command, layout::load(v.word(word::PID)))
     });
-    if start_own(&format!("{path}.fork.{pid}"), pid).is_err() {
+    let own = format!("{path}.fork.{pid}");
+    let started =
+        start_own(&own, pid).is_ok() || with_all_files_allowed(|| start_own(&own, pid)).is_ok();
+    if !started {
+        // Said in the parent's file, still mapped here and shared: the
+        // report names the children that could not be counted.
+        if let Some(v) = view() {
+            v.word(word::CHILDREN_LOST).fetch_add(1, Ordering::AcqRel);
+        }
         BASE.store(std::ptr::null_mut(), Ordering::Release);
     } else if let (Some(v), Some((command, parent_pid))) = (view(), parent) {
         // The child runs its parent's program: its command line, and whose fork it is.
@@ -313,7 +322,7 @@ fn flush_counts(v: View, finished: bool) {
     let (index, next_kind) = (kinds.index, kinds.next);
     let path = PATH.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let written: Vec<&[u64]> = written.iter().map(Vec::as_slice).collect();
-    if !crate::attribution::write(&path, t, &index, &written) {
+    if !with_all_files_allowed(|| crate::attribution::write(&path, t, &index, &written)) {
         v.word(word::PROFILE_LOST).store(1, Ordering::Release);
     }
     v.word(word::SLOTS_USED)

@@ -40,6 +40,7 @@
 use crate::signals::{KernelSigaction, SA_RESETHAND, SA_RESTORER, SA_SIGINFO};
 use crate::sys::{self, syscall6};
 use crate::{cachemap, thread};
+use flopscope_counter_file::descriptors::with_all_files_allowed;
 use flopscope_sampler::format::{self, flag, word};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -489,7 +490,7 @@ pub fn after_fork() {
         .as_ref()
         .map(|p| p.dir.clone());
     let Some(dir) = dir else { return };
-    if let Err(e) = create_file(&dir) {
+    if let Err(e) = with_all_files_allowed(|| create_file(&dir)) {
         warn(&e);
         ACTIVE.store(false, Ordering::Release);
         MAP.store(std::ptr::null_mut(), Ordering::Release);
@@ -500,7 +501,7 @@ pub fn after_fork() {
         header(word::FLAGS).fetch_or(flag::HANDLER_REPLACED, Ordering::Release);
     }
     arm(thread::current().index, sys::gettid());
-    write_maps(&read_maps());
+    write_maps(&with_all_files_allowed(read_maps));
 }
 
 /// Before an exec: the maps the samples so far are placed with; SIGPROF

@@ -335,10 +335,68 @@ pub extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, _vcpu: c_uint, num: i64,
         return; // a new thread of the same process
     }
     let _ = std::panic::catch_unwind(|| {
-        if let Err(e) = start_child_file(pid) {
+        let started =
+            flopscope_counter_file::descriptors::with_all_files_allowed(|| start_child_file(pid));
+        if let Err(e) = started {
             api::outs(&e);
+            count_apart(pid);
         }
     });
+}
+
+/// A forked child whose files could not all be created (no descriptor left
+/// under the program's limit on open files): it must not add into its
+/// parent's shared counters and code table, which the parent goes on
+/// using. Without a counter file of its own, it counts on into a private
+/// copy of the parent's (its counts are lost; its parent's file says so);
+/// with one, only its attribution is given up (its file says so).
+fn count_apart(pid: u64) {
+    if layout::load(view().word(word::PID)) != pid {
+        view()
+            .word(word::CHILDREN_LOST)
+            .fetch_add(1, Ordering::AcqRel);
+        let base = BASE.load(Ordering::Acquire);
+        // SAFETY: the current FILE_BYTES mapping, replaced by a private copy
+        // at the same address; the child has only this thread.
+        if unsafe { !keep_privately(base, FILE_BYTES) } {
+            BASE.store(std::ptr::null_mut(), Ordering::Release);
+        }
+    } else {
+        view().word(word::PROFILE_LOST).store(1, Ordering::Relaxed);
+    }
+    super::profile::detach();
+}
+
+/// Replaces the shared mapping of `len` bytes at `at` by a private copy of
+/// it at the same address (no descriptor needed); false if that failed.
+///
+/// # Safety
+/// `at..at+len` must be one mapping no other thread uses meanwhile.
+unsafe fn keep_privately(at: *mut u8, len: usize) -> bool {
+    // SAFETY: a fresh private mapping, filled from the shared one, then moved
+    // over it (mremap replaces the old pages atomically).
+    unsafe {
+        let copy = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        );
+        if copy == libc::MAP_FAILED {
+            return false;
+        }
+        std::ptr::copy_nonoverlapping(at, copy as *mut u8, len);
+        let moved = libc::mremap(
+            copy,
+            len,
+            len,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            at as *mut libc::c_void,
+        );
+        moved != libc::MAP_FAILED
+    }
 }
 
 fn start_child_file(pid: u64) -> Result<(), String> {

@@ -92,6 +92,21 @@ pub fn open(counters: &str, parent: Option<&str>) -> Result<(), String> {
     Ok(())
 }
 
+/// A forked child that could not create its own attribution files stops
+/// writing to its parent's: no more banks mapped from the parent's `.prof`
+/// file, and the parent's code table left alone (its writer dropped without
+/// flushing: what it holds unwritten is the parent's, which the parent
+/// writes itself).
+pub fn detach() {
+    PROF_FD.store(-1, Ordering::Release);
+    for p in &PROF {
+        p.store(std::ptr::null_mut(), Ordering::Release);
+    }
+    if let Ok(mut code) = CODE.lock() {
+        std::mem::forget(code.take());
+    }
+}
+
 /// `n` consecutive counter numbers, or [`NONE`] when they ran out.
 pub fn counters(n: u32) -> u32 {
     let c = NEXT.fetch_add(n, Ordering::Relaxed);
