@@ -533,3 +533,25 @@ fn a_child_left_no_file_descriptor_is_counted_or_named() {
         );
     }
 }
+
+/// A program that runs itself again through /proc/self/exe (fork, then
+/// exec of /proc/self/exe: tests/kernels/processes/self_exec.c): under
+/// QEMU that name is QEMU's own binary, so the relaunched child ran
+/// nothing and the program failed. Both engines count the parent's P and
+/// the child's C adds, each in its region, and list the child.
+#[test]
+fn a_program_that_runs_itself_again_through_proc_self_exe_is_counted() {
+    let (p, c) = (300u64, 700u64);
+    let exe = build("processes/self_exec.c", &["-O2", "-I", &markers_include()]);
+    for engine in ENGINES {
+        let r = count_ok_with(engine, &exe, &[p.to_string(), c.to_string()], &[]);
+        let region = |name: &str| {
+            crate::support::engines::region(&r, name).and_then(|g| g["flop"]["total"].as_u64())
+        };
+        assert_eq!(
+            (r.flop("total"), region("parent"), region("child"), r.child_flop()),
+            (p + c, Some(p), Some(c), vec![c]),
+            "{engine}"
+        );
+    }
+}

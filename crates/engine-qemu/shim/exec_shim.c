@@ -93,6 +93,18 @@ static void add_command_arg(char *hex, size_t *used, const char *arg) {
 static int rewrite(const char *path, char *const argv[], char *const envp[], char **nargv, char **nenvp,
                    char *plugin_arg, char *preload) {
     if (!active || !path) return 0;
+    /* The program's own executable by its /proc name: in the new QEMU
+     * process that name would be QEMU's binary, so the program's path is
+     * passed instead (QEMU answers readlink of /proc/self/exe, and of
+     * /proc/<its pid>/exe, with the guest program's path). */
+    static char own[PATH_BYTES];
+    if (strncmp(path, "/proc/", 6) == 0 && strlen(path) > 10 && strcmp(path + strlen(path) - 4, "/exe") == 0) {
+        ssize_t n = readlink(path, own, sizeof own - 1);
+        if (n > 0) {
+            own[n] = 0;
+            path = own;
+        }
+    }
     static char interp[PATH_BYTES], iarg[PATH_BYTES], scratch1[PATH_BYTES], scratch2[PATH_BYTES];
     int kind = kind_of(path, interp, iarg);
     /* A script is relaunched when its interpreter is an x86-64 program. */
