@@ -255,3 +255,36 @@ fn region_times_of_repeated_runs_are_medians_with_their_spread() {
         );
     }
 }
+
+/// A program that closes every descriptor it did not open, then opens a
+/// file of its own under the lowest number (tests/kernels/processes/
+/// close_all.c): its file holds only what it wrote, its N adds are counted
+/// in its region and attributed in full, under both engines. The emulate
+/// engine's plugin, whose files share the program's descriptor numbers,
+/// wrote its code table into the program's file there (the program found
+/// binary records in it and failed), and its attribution was lost.
+#[test]
+fn a_program_closing_every_descriptor_keeps_its_files_its_own() {
+    let n = 1000u64;
+    let inc = crate::support::engines::markers_include();
+    let exe = crate::support::build("processes/close_all.c", &["-O2", "-I", &inc]);
+    for engine in ["emulate", "native"] {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("own.txt");
+        let r = crate::support::count_ok_with(
+            engine,
+            &exe,
+            &[own.to_str().unwrap(), &n.to_string()],
+            &[],
+        );
+        assert_eq!(
+            std::fs::read_to_string(&own).unwrap(),
+            "the program's own line\n",
+            "{engine}"
+        );
+        let after = crate::support::engines::region(&r, "after")
+            .and_then(|g| g["flop"]["total"].as_u64());
+        assert_eq!((r.flop("total"), after), (n, Some(n)), "{engine}");
+        assert_eq!(r.0["warnings"], serde_json::json!([]), "{engine}");
+    }
+}

@@ -14,6 +14,7 @@
 
 mod bank;
 mod markers;
+mod own_file;
 mod profile;
 mod regions;
 mod translate;

@@ -11,18 +11,22 @@
 
 use super::bank::{bump, view, MAX_VCPUS};
 use crate::layout::{word, MAX_BANKS, MAX_SLOTS};
-use flopscope_counter_file::profile::{self, CodeWriter, Record, BANK_STRIDE, COUNTERS_PER_BANK};
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use super::own_file::OwnFile;
+use flopscope_counter_file::profile::{self, Record, BANK_STRIDE, COUNTERS_PER_BANK};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Each bank's counters in the `.prof` mapping, once mapped.
 static PROF: [AtomicPtr<u64>; MAX_BANKS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_BANKS];
 /// The `.prof` file, kept open for mapping banks.
-static PROF_FD: AtomicI32 = AtomicI32::new(-1);
+static PROF_FILE: Mutex<Option<OwnFile>> = Mutex::new(None);
+/// Whether attribution is on (the files exist and are the process's own).
+static ON: AtomicBool = AtomicBool::new(false);
 /// The next counter number.
 static NEXT: AtomicU32 = AtomicU32::new(0);
-static CODE: Mutex<Option<CodeWriter>> = Mutex::new(None);
+/// The code table, appended to at each translation.
+static CODE: Mutex<Option<OwnFile>> = Mutex::new(None);
 /// Bytes of the code table written so far (a forked child copies that many).
 static WRITTEN: AtomicU64 = AtomicU64::new(0);
 /// Executable ranges of the last mappings snapshot (program addresses).
@@ -64,9 +68,20 @@ pub fn open(counters: &str, parent: Option<&str>) -> Result<(), String> {
         std::fs::write(&cpath, &table)
             .map_err(|e| format!("cannot copy the code table for {counters}: {e}"))?;
     }
-    let writer = CodeWriter::open(&cpath, parent.is_some())
-        .map_err(|e| format!("cannot create {}: {e}", cpath.display()))?;
-    *CODE.lock().map_err(|_| "code table poisoned")? = Some(writer);
+    let created = |e: std::io::Error| format!("cannot create {}: {e}", cpath.display());
+    let code = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&cpath)
+        .map_err(created)?;
+    if parent.is_none() {
+        code.set_len(0).map_err(created)?;
+    }
+    let code = OwnFile::new(code, &cpath, true).map_err(created)?;
+    let old = CODE.lock().map_err(|_| "code table poisoned")?.replace(code);
+    if let Some(old) = old {
+        old.close_if_ours();
+    }
     let ppath = profile::prof_path(counters.as_ref());
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -77,12 +92,13 @@ pub fn open(counters: &str, parent: Option<&str>) -> Result<(), String> {
         .map_err(|e| format!("cannot create {}: {e}", ppath.display()))?;
     f.set_len(MAX_BANKS as u64 * BANK_STRIDE)
         .map_err(|e| format!("cannot size {}: {e}", ppath.display()))?;
-    use std::os::unix::io::IntoRawFd;
-    let old = PROF_FD.swap(f.into_raw_fd(), Ordering::AcqRel);
-    if old >= 0 {
-        // SAFETY: closing the parent's descriptor, no longer used.
-        unsafe { libc::close(old) };
+    let f = OwnFile::new(f, &ppath, false)
+        .map_err(|e| format!("cannot keep {} open: {e}", ppath.display()))?;
+    let old = PROF_FILE.lock().map_err(|_| "counters file poisoned")?.replace(f);
+    if let Some(old) = old {
+        old.close_if_ours();
     }
+    ON.store(true, Ordering::Release);
     for p in &PROF {
         p.store(std::ptr::null_mut(), Ordering::Relaxed);
     }
@@ -98,12 +114,15 @@ pub fn open(counters: &str, parent: Option<&str>) -> Result<(), String> {
 /// flushing: what it holds unwritten is the parent's, which the parent
 /// writes itself).
 pub fn detach() {
-    PROF_FD.store(-1, Ordering::Release);
+    ON.store(false, Ordering::Release);
+    if let Ok(mut f) = PROF_FILE.lock() {
+        f.take();
+    }
     for p in &PROF {
         p.store(std::ptr::null_mut(), Ordering::Release);
     }
     if let Ok(mut code) = CODE.lock() {
-        std::mem::forget(code.take());
+        code.take();
     }
 }
 
@@ -122,7 +141,7 @@ pub fn write(r: &Record) {
     if let Ok(mut g) = CODE.lock() {
         if let Some(w) = g.as_mut() {
             let bytes = r.encode();
-            match w.write_bytes(&bytes) {
+            match w.write_all(&bytes) {
                 Ok(()) => {
                     WRITTEN.fetch_add(bytes.len() as u64, Ordering::AcqRel);
                 }
@@ -140,7 +159,7 @@ pub fn write(r: &Record) {
 /// host never runs it), so every file-backed mapping is taken as code: the
 /// snapshot marks them executable (`r-xp`), as the guest sees them.
 pub fn note_code_at(vaddr: u64, delta: i64) {
-    if PROF_FD.load(Ordering::Relaxed) < 0 {
+    if !ON.load(Ordering::Relaxed) {
         return;
     }
     let Ok(mut known) = KNOWN.lock() else { return };
@@ -197,10 +216,15 @@ pub fn counters_of(bank: *mut u64) -> *mut u64 {
 
 #[cold]
 fn map_bank(b: usize) -> *mut u64 {
-    let fd = PROF_FD.load(Ordering::Acquire);
-    if fd < 0 {
+    if !ON.load(Ordering::Acquire) {
         return std::ptr::null_mut();
     }
+    // Held until the bank is mapped: the descriptor checked is the one used.
+    let mut file = PROF_FILE.lock().ok();
+    let Some(fd) = file.as_mut().and_then(|f| f.as_mut()?.fd()) else {
+        view().word(word::PROFILE_LOST).store(1, Ordering::Relaxed);
+        return std::ptr::null_mut();
+    };
     // SAFETY: a shared mapping of bank b's stride of the sized `.prof` file.
     let p = unsafe {
         libc::mmap(
