@@ -227,6 +227,9 @@ const SYS_EXIT_GROUP: i64 = 231;
 const SYS_EXECVEAT: i64 = 322;
 const SYS_CLONE3: i64 = 435;
 const SYS_MMAP: i64 = 9;
+/// System calls that free or replace descriptors (close, dup2, dup3,
+/// close_range): the plugin's own files are checked before their next use.
+const FREES_DESCRIPTORS: [i64; 4] = [3, 33, 292, 436];
 const MAP_SHARED: u64 = 0x01;
 const PROT_EXEC: u64 = 0x4;
 
@@ -270,6 +273,9 @@ pub extern "C" fn on_syscall(
     _a8: u64,
 ) {
     let code = (a1 & 0xff) as i32;
+    if FREES_DESCRIPTORS.contains(&num) {
+        super::own_file::descriptors_changed();
+    }
     match num {
         SYS_EXIT_GROUP => layout::record_end(&view(), ProcessEnd::Exited(code)),
         SYS_EXIT => {
@@ -307,6 +313,11 @@ fn note_reaped(pid: i64) {
 /// (its pid differs from the file's), counting moves to a file of its own
 /// so that parent and child never add into the same banks.
 pub extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, _vcpu: c_uint, num: i64, ret: i64) {
+    // Again once done: a use between the call's start and its end on
+    // another thread may have found the descriptor still open.
+    if FREES_DESCRIPTORS.contains(&num) {
+        super::own_file::descriptors_changed();
+    }
     match num {
         SYS_EXECVE | SYS_EXECVEAT => layout::record_end(&view(), ProcessEnd::NotSeen),
         SYS_WAIT4 => note_reaped(ret),

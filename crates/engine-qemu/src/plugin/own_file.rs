@@ -3,13 +3,23 @@
 //! and shares its descriptor numbers: a program may close every descriptor
 //! it did not open (Python's `subprocess` does, in the child between fork
 //! and exec), and may then open a file of its own under the same number,
-//! into which the plugin would otherwise write. Before each use the
-//! descriptor is checked to still be the plugin's file (device and inode);
-//! if not, the file is opened again by its path, and the program's
-//! descriptor is left alone.
+//! into which the plugin would otherwise write. After the program freed or
+//! replaced descriptors (close, dup2, dup3, close_range: see
+//! [`descriptors_changed`]), the descriptor is checked before its next use
+//! to still be the plugin's file (device and inode); if not, the file is
+//! opened again by its path, and the program's descriptor is left alone.
 
 use std::os::unix::io::IntoRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bumped each time the program frees or replaces descriptors.
+static CHANGES: AtomicU64 = AtomicU64::new(0);
+
+/// The program freed or replaced descriptors: check before the next use.
+pub fn descriptors_changed() {
+    CHANGES.fetch_add(1, Ordering::AcqRel);
+}
 
 /// Descriptor numbers from here up are asked for, clear of the low numbers
 /// a program expects to get back (a daemon reopening 0, 1 and 2).
@@ -21,11 +31,14 @@ pub struct OwnFile {
     id: (u64, u64),
     path: PathBuf,
     append: bool,
+    /// [`CHANGES`] when the descriptor was last found to be the file's.
+    checked: u64,
 }
 
 impl OwnFile {
     /// Takes over `file`, opened at `path` (for appending if `append`).
     pub fn new(file: std::fs::File, path: &Path, append: bool) -> std::io::Result<OwnFile> {
+        let checked = CHANGES.load(Ordering::Acquire);
         let fd = high(file.into_raw_fd());
         let id = identity(fd).ok_or_else(std::io::Error::last_os_error)?;
         Ok(OwnFile {
@@ -33,13 +46,19 @@ impl OwnFile {
             id,
             path: path.to_path_buf(),
             append,
+            checked,
         })
     }
 
     /// The descriptor, opened again if the program closed it or gave its
     /// number to a file of its own; `None` if the file cannot be reopened.
     pub fn fd(&mut self) -> Option<i32> {
+        let now = CHANGES.load(Ordering::Acquire);
+        if now == self.checked {
+            return Some(self.fd);
+        }
         if identity(self.fd) == Some(self.id) {
+            self.checked = now;
             return Some(self.fd);
         }
         let file = std::fs::OpenOptions::new()
@@ -56,6 +75,7 @@ impl OwnFile {
             return None;
         }
         self.fd = fd;
+        self.checked = now;
         Some(fd)
     }
 
