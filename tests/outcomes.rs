@@ -78,3 +78,42 @@ fn avx512_stops_with_sigill_and_names_the_instruction() {
         run.stderr
     );
 }
+
+/// Under `ulimit -s unlimited` a program may recurse far deeper than 8 MiB
+/// (tests/kernels/deep_stack.c: 50,000 frames of 1 KiB): QEMU gave the
+/// guest an 8 MiB stack then, and the program crashed under the emulate
+/// engine only. Both engines run it to its end, with its N adds.
+#[test]
+fn a_deep_recursion_under_an_unlimited_stack_runs_as_it_does_alone() {
+    let n = 50_000u64;
+    let exe = build("deep_stack.c", &["-O1"]);
+    for engine in ["emulate", "native"] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(r#"ulimit -s unlimited && exec "$@""#)
+            .arg("sh")
+            .args([FLOPSCOPE, "count", "--engine", engine, "--no-native", "-o"])
+            .arg(&json)
+            .arg("--")
+            .arg(&exe)
+            .arg(n.to_string())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{engine}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            format!("{}\n", n + n % 256),
+            "{engine}"
+        );
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(
+            (r["complete"].as_bool(), r["flop"]["total"].as_u64()),
+            (Some(true), Some(n)),
+            "{engine}"
+        );
+    }
+}

@@ -155,6 +155,13 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     cmd.arg("-cpu").arg("max").arg("-plugin").arg(plugin_arg);
     // Tells the Rust markers (flopscope-markers) that this run is counted.
     cmd.env("FLOPSCOPE_COUNTING", "1");
+    if stack_unlimited() && std::env::var_os("QEMU_STACK_SIZE").is_none() {
+        // Under an unlimited stack limit QEMU gives the guest an 8 MiB stack,
+        // where the program itself may grow its stack far deeper (it crashed
+        // in a deep recursion): 1 GiB, for it and the programs it execs
+        // (QEMU reads the variable; the guest sees it in its environment).
+        cmd.env("QEMU_STACK_SIZE", UNLIMITED_STACK);
+    }
     let ours = [&opts.exec_shim, &opts.likwid_markers].map(|p| p.as_deref());
     if let Some(preload) = super::program::preload_list(ours) {
         // The guest alone preloads the shim and the LIKWID markers (-E),
@@ -236,4 +243,18 @@ fn human(n: u64) -> String {
         n if n >= 1_000_000 => format!("{:.1} M", n as f64 / 1e6),
         n => n.to_string(),
     }
+}
+
+/// The guest stack QEMU is given when the stack limit is unlimited.
+const UNLIMITED_STACK: &str = "1024M";
+
+/// Whether the soft limit on the stack is unlimited (`ulimit -s unlimited`).
+fn stack_unlimited() -> bool {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a valid rlimit to fill.
+    (unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut lim) } == 0)
+        && lim.rlim_cur == libc::RLIM_INFINITY
 }
