@@ -549,7 +549,12 @@ fn a_program_that_runs_itself_again_through_proc_self_exe_is_counted() {
             crate::support::engines::region(&r, name).and_then(|g| g["flop"]["total"].as_u64())
         };
         assert_eq!(
-            (r.flop("total"), region("parent"), region("child"), r.child_flop()),
+            (
+                r.flop("total"),
+                region("parent"),
+                region("child"),
+                r.child_flop()
+            ),
             (p + c, Some(p), Some(c), vec![c]),
             "{engine}"
         );

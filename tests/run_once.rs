@@ -282,8 +282,8 @@ fn a_program_closing_every_descriptor_keeps_its_files_its_own() {
             "the program's own line\n",
             "{engine}"
         );
-        let after = crate::support::engines::region(&r, "after")
-            .and_then(|g| g["flop"]["total"].as_u64());
+        let after =
+            crate::support::engines::region(&r, "after").and_then(|g| g["flop"]["total"].as_u64());
         assert_eq!((r.flop("total"), after), (n, Some(n)), "{engine}");
         assert_eq!(r.0["warnings"], serde_json::json!([]), "{engine}");
     }

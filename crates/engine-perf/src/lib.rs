@@ -84,8 +84,8 @@ pub use describe::{describe, describe_on_machine, list_sets};
 pub use engine::PerfEngine;
 pub use error::PerfError;
 pub use eventset::{
-    event_set_by_name, event_set_for, event_set_named, event_set_names, event_sets, DramSource,
-    Event, EventSet, Scope,
+    event_set_by_name, event_set_for, event_set_named, event_set_names, event_sets, usable,
+    DramSource, Event, EventSet, Scope,
 };
 pub use formula::{Formula, Num};
 pub use plan::{plan, OpenSpec, Plan};

@@ -69,11 +69,7 @@ impl Machine {
     /// figure is kept between runs, see [`crate::store`]) when neither
     /// cpufreq nor CPUID reports a maximum frequency.
     pub fn detect() -> Machine {
-        let mut m = Machine::from_sources(
-            cpuid::read(),
-            CpuInfo::read(),
-            Path::new("/sys/devices/system/cpu"),
-        );
+        let mut m = Machine::identify();
         if m.freq.needs_measurement() {
             let (clock, mhz) =
                 crate::store::stable_clock(&crate::store::identity(&m), freq::measure_mhz);
@@ -86,6 +82,16 @@ impl Machine {
             ));
         }
         m
+    }
+
+    /// What this CPU is (vendor, family and model, flags, topology,
+    /// caches), without measuring its clock.
+    pub fn identify() -> Machine {
+        Machine::from_sources(
+            cpuid::read(),
+            CpuInfo::read(),
+            Path::new("/sys/devices/system/cpu"),
+        )
     }
 
     /// Assembles a machine from what each source said; `sys` is the

@@ -82,7 +82,10 @@ impl OwnFile {
     /// Appends `bytes` (a file opened for appending).
     pub fn write_all(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
         let fd = self.fd().ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::NotFound, "the file could not be reopened")
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the file could not be reopened",
+            )
         })?;
         while !bytes.is_empty() {
             // SAFETY: a valid buffer of bytes.len() bytes.

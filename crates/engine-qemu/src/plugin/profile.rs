@@ -10,8 +10,8 @@
 //! the executing vCPU's own memory: no atomics, no locks, no allocation.
 
 use super::bank::{bump, view, MAX_VCPUS};
-use crate::layout::{word, MAX_BANKS, MAX_SLOTS};
 use super::own_file::OwnFile;
+use crate::layout::{word, MAX_BANKS, MAX_SLOTS};
 use flopscope_counter_file::profile::{self, Record, BANK_STRIDE, COUNTERS_PER_BANK};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -78,7 +78,10 @@ pub fn open(counters: &str, parent: Option<&str>) -> Result<(), String> {
         code.set_len(0).map_err(created)?;
     }
     let code = OwnFile::new(code, &cpath, true).map_err(created)?;
-    let old = CODE.lock().map_err(|_| "code table poisoned")?.replace(code);
+    let old = CODE
+        .lock()
+        .map_err(|_| "code table poisoned")?
+        .replace(code);
     if let Some(old) = old {
         old.close_if_ours();
     }
@@ -94,7 +97,10 @@ pub fn open(counters: &str, parent: Option<&str>) -> Result<(), String> {
         .map_err(|e| format!("cannot size {}: {e}", ppath.display()))?;
     let f = OwnFile::new(f, &ppath, false)
         .map_err(|e| format!("cannot keep {} open: {e}", ppath.display()))?;
-    let old = PROF_FILE.lock().map_err(|_| "counters file poisoned")?.replace(f);
+    let old = PROF_FILE
+        .lock()
+        .map_err(|_| "counters file poisoned")?
+        .replace(f);
     if let Some(old) = old {
         old.close_if_ours();
     }

@@ -316,9 +316,15 @@ fn engine(
                 Some(name) => perf::event_set_by_name(name)?,
                 // A sampled software clock opens none of the set's events.
                 None if a.sample_clock.is_some() => {
-                    perf::event_set_for(&perf::detect_cpu()).unwrap_or(&perf::event_sets()[0])
+                    super::events::detected_set().map_or(&perf::event_sets()[0], |(set, _)| set)
                 }
-                None => perf::event_set_for(&perf::detect_cpu())?,
+                None => {
+                    let (set, why) = super::events::detected_set()?;
+                    if let Some(why) = why {
+                        eprintln!("flopscope: {why}");
+                    }
+                    set
+                }
             };
             let clock = a.sample_clock.map(|c| match c {
                 SampleClock::TaskClock => perf::SoftwareClock::Task,
