@@ -560,3 +560,27 @@ fn a_program_that_runs_itself_again_through_proc_self_exe_is_counted() {
         );
     }
 }
+
+/// A program that runs itself again through a descriptor
+/// (tests/kernels/processes/exec_by_fd.c): fexecve of its executable, of a
+/// memfd copy (no path names it), and execveat of its directory and file
+/// name. Each child's N adds are counted in its region and the child is
+/// listed, under both engines. Under QEMU those calls ran the program
+/// outside the emulator: uncounted, and the execveat child failed.
+#[test]
+fn programs_run_through_a_descriptor_are_followed() {
+    let n = 1000u64;
+    let exe = build("processes/exec_by_fd.c", &["-O2", "-I", &markers_include()]);
+    for how in ["fexecve", "memfd", "execveat"] {
+        for engine in ENGINES {
+            let r = count_ok_with(engine, &exe, &[how, &n.to_string()], &[]);
+            let child = crate::support::engines::region(&r, "child")
+                .and_then(|g| g["flop"]["total"].as_u64());
+            assert_eq!(
+                (r.flop("total"), child, r.child_flop()),
+                (n, Some(n), vec![n]),
+                "{engine}, {how}"
+            );
+        }
+    }
+}

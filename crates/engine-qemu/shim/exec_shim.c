@@ -167,6 +167,64 @@ int execve(const char *path, char *const argv[], char *const envp[]) {
 
 int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
 
+/* A path QEMU can open for the program descriptor `fd` names: its own path
+ * when that still names the same file, else /proc/self/fd/K of a copy K of
+ * the descriptor that the exec keeps open (a memfd, a deleted file), given
+ * in `kept` (-1: none) for the caller to close if the exec fails. */
+static int path_of_fd(int fd, char *buf, int *kept) {
+    char link[64];
+    struct stat named, opened;
+    *kept = -1;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, buf, PATH_BYTES - 1);
+    if (n > 0 && buf[0] == '/') {
+        buf[n] = 0;
+        if (stat(buf, &named) == 0 && fstat(fd, &opened) == 0 && named.st_dev == opened.st_dev &&
+            named.st_ino == opened.st_ino)
+            return 0;
+    }
+    *kept = dup(fd); /* without FD_CLOEXEC: open in the program QEMU runs */
+    if (*kept < 0) return -1;
+    snprintf(buf, PATH_BYTES, "/proc/self/fd/%d", *kept);
+    return 0;
+}
+
+/* execve of `path`, closing `kept` if it returns (the exec failed). */
+static int execve_keeping(const char *path, int kept, char *const argv[], char *const envp[]) {
+    int r = execve(path, argv, envp);
+    int e = errno;
+    if (kept >= 0) close(kept);
+    errno = e;
+    return r;
+}
+
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+/* fexecve and execveat run a program named by a descriptor, which the
+ * kernel would run outside QEMU: relaunched through a path instead. */
+int fexecve(int fd, char *const argv[], char *const envp[]) {
+    static char path[PATH_BYTES];
+    int kept;
+    if (active && path_of_fd(fd, path, &kept) == 0) return execve_keeping(path, kept, argv, envp);
+    typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+    return ((fexecve_fn)dlsym(RTLD_NEXT, "fexecve"))(fd, argv, envp);
+}
+
+int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
+    static char full[PATH_BYTES];
+    execveat_fn real = (execveat_fn)dlsym(RTLD_NEXT, "execveat");
+    if (!active || !path || (flags & AT_SYMLINK_NOFOLLOW)) return real(dirfd, path, argv, envp, flags);
+    if (!*path && (flags & AT_EMPTY_PATH)) return fexecve(dirfd, argv, envp);
+    if (path[0] == '/' || dirfd == AT_FDCWD) return execve(path, argv, envp);
+    int kept;
+    if (path_of_fd(dirfd, full, &kept) != 0 || strlen(full) + strlen(path) + 2 > PATH_BYTES) {
+        if (kept >= 0) close(kept);
+        return real(dirfd, path, argv, envp, flags);
+    }
+    strcat(strcat(full, "/"), path);
+    return execve_keeping(full, kept, argv, envp);
+}
+
 /* PATH search as execvp does it, then our execve. */
 int execvpe(const char *file, char *const argv[], char *const envp[]) {
     if (!file || !*file) { errno = ENOENT; return -1; }
