@@ -241,6 +241,22 @@ pub fn report_and_counts_of_run(
         report.unmarked = (!regions.is_empty()).then(|| Summary::from_counts(&unmarked));
         report.refresh_derived();
     }
+    // Programs exec'd and not counted: the job's counts lack their work.
+    let mut uncounted: Vec<String> = procs
+        .iter()
+        .zip(&combined)
+        .filter(|(_, c)| c.end == ProcessEnd::Exec)
+        .map(|(p, _)| p.pid.to_string())
+        .collect();
+    uncounted.dedup();
+    if !uncounted.is_empty() {
+        report.complete = false;
+        report.warnings.push(format!(
+            "{} process(es) (pid {}) started a program that was not counted (statically linked, not x86-64, run through a raw execve system call the exec shim does not see, as Go programs make, or --no-follow): its work is not in these counts; count it on its own, or the job with --engine native",
+            uncounted.len(),
+            uncounted.join(", ")
+        ));
+    }
     report.processes = children;
     report.warnings.extend(warnings);
     (report, combined)

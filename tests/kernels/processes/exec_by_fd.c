@@ -5,8 +5,11 @@
  *
  * HOW: `fexecve` (a descriptor of its own executable), `memfd` (a copy of
  * it in a memfd: no path names the file), `execveat` (its directory's
- * descriptor and its file name). The child adds N doubles in the region
- * "child"; the parent adds none and waits. FLOP: N fp64 adds.
+ * descriptor and its file name), `raw` (a raw execve system call, as Go
+ * and statically linked programs make, of its own path), `rawfail` (a raw
+ * execve of a missing file, which fails: the child then adds the N
+ * doubles itself, outside any region). The child adds N doubles in the
+ * region "child"; the parent adds none and waits. FLOP: N fp64 adds.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "flopscope.h"
@@ -66,16 +70,30 @@ int main(int argc, char **argv) {
         FLOPSCOPE_REGION_END("child");
         return 0;
     }
-    const char *name;
-    int fd = target(argv[1], argv[0], &name);
-    if (fd < 0)
+    int raw = strncmp(argv[1], "raw", 3) == 0;
+    const char *name = NULL;
+    int fd = raw ? -1 : target(argv[1], argv[0], &name);
+    if (fd < 0 && !raw)
         return 3;
+    static char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0)
+        return 3;
+    self[len] = 0;
     pid_t pid = fork();
     if (pid < 0)
         return 4;
     if (pid == 0) {
         char *args[] = {argv[0], "child", argv[2], NULL};
-        if (name)
+        if (strcmp(argv[1], "rawfail") == 0) {
+            syscall(SYS_execve, "/nonexistent/program", args, environ);
+            volatile double s = sum(data, n);
+            (void)s;
+            _exit(0);
+        }
+        if (raw)
+            syscall(SYS_execve, self, args, environ);
+        else if (name)
             execveat(fd, name, args, environ, 0);
         else
             fexecve(fd, args, environ);
