@@ -606,6 +606,55 @@ fn avx512_fp16_arithmetic_counts_its_active_half_precision_lanes() {
     f.assert_none();
 }
 
+/// AMX tiles stay intact across the engine's own work (tests/kernels/
+/// native/amx_tiles.c): a TDPBF16PS loop whose tile state is in use while
+/// signals arrive and new code is translated (each a dispatcher entry that
+/// saves the whole XSAVE state, 8 KiB of tile data included: the engine's
+/// xsave areas are sized from CPUID, one page each until now, which AMX's
+/// state overflows). The product is exact, and the region's FLOP are the
+/// loop's REPS + 8 adds and the handler's 4 per signal (AMX is not FLOP).
+#[test]
+fn amx_tile_state_survives_signals_and_translation() {
+    if !["amx_tile", "amx_bf16"].iter().all(|f| cpu::has_or_skip(f)) {
+        return;
+    }
+    let inc = markers_include();
+    let exe = build(
+        "native/amx_tiles.c",
+        &["-O2", "-mamx-tile", "-mamx-bf16", "-I", &inc],
+    );
+    let reps = 2_000_000u64;
+    let run = count_with("native", &exe, &[reps.to_string()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let printed: Vec<u64> = run
+        .stdout
+        .split_whitespace()
+        .map(|w| w.parse().expect("numbers"))
+        .collect();
+    let [c00, sum, handled, acc] = printed[..] else {
+        panic!("unexpected output {:?}", run.stdout)
+    };
+    assert_eq!(
+        (c00, sum, acc),
+        (32 * reps, 256 * 32 * reps, reps - 8),
+        "the tiles' product and the loop's sum"
+    );
+    let r = run.report.expect("a report");
+    let g = region(&r, "tiles").expect("region tiles");
+    assert_eq!(
+        g["flop"]["total"].as_u64(),
+        Some(reps + 8 + 4 * handled),
+        "{handled} signals handled"
+    );
+    assert!(
+        r.warnings()
+            .iter()
+            .any(|w| w.contains("AMX tile loads and stores")),
+        "{:?}",
+        r.warnings()
+    );
+}
+
 #[test]
 fn avx512_compiled_kernels_equal_their_closed_forms() {
     if !avx512_or_skip() {
@@ -1160,7 +1209,9 @@ fn xsave_run_by_the_program_is_named_where_it_ran() {
         .unwrap_or_else(|_| panic!("unexpected output {:?}", run.stdout));
     let r = run.report.expect("a report");
     assert_eq!(r.flop("total"), 0);
-    let warning = format!("XSAVE-family instructions ran (the first in the block at {at:#x})");
+    let warning = format!(
+        "XSAVE-family instructions, or AMX tile loads and stores, ran (the first in the block at {at:#x})"
+    );
     assert!(
         r.warnings().iter().any(|w| w.starts_with(&warning)),
         "no warning starting {warning:?}: {:?}",

@@ -253,7 +253,7 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
     }
     if let Some(pc) = main.uncounted_state {
         report.warnings.push(format!(
-            "XSAVE-family instructions ran (the first in the block at {pc:#x}): the bytes they move depend on the processor's state and are not counted by the native engine (the emulate engine counts them). The program's own runtime may save the processor's state so (SBCL's does), or the dynamic loader's lazy binding: the native engine sets LD_BIND_NOW to avoid it, unless LD_BIND_NOW is set already"
+            "XSAVE-family instructions, or AMX tile loads and stores, ran (the first in the block at {pc:#x}): the bytes they move depend on the processor's state (the components saved, the tile configuration) and are not counted by the native engine (the emulate engine counts XSAVE's; QEMU cannot run AMX). The program's own runtime may save the processor's state so (SBCL's does), or the dynamic loader's lazy binding: the native engine sets LD_BIND_NOW to avoid it, unless LD_BIND_NOW is set already"
         ));
     }
     if opts.likwid_markers.is_some() {

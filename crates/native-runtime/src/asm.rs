@@ -274,7 +274,24 @@ pub static INIT_XSTATE: InitXstate = {
 /// reads back), instead of every component.
 pub static HAS_XSAVEC: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
-/// Detects XSAVEC (CPUID leaf 0xD, sub-leaf 1, EAX bit 1).
+/// Bytes of one xsave area (a dispatcher nesting level): set at take-over
+/// by [`detect_xsavec`] from the processor's XSAVE size.
+pub static XSAVE_AREA: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(4096);
+
+/// The XSAVE area size for the components XCR0 enables (CPUID leaf 0xD,
+/// sub-leaf 0, EBX), in whole pages: one page holds the AVX-512 state
+/// (about 2.7 KiB), AMX's tile data takes 8 KiB more (three pages), which
+/// a one-page area let XSAVE write past, into the next level's area and,
+/// from the last level, past the areas' mapping.
+fn xsave_area_bytes() -> usize {
+    // SAFETY: CPUID has no side effects; leaf 0xD exists with OSXSAVE.
+    #[allow(unused_unsafe)]
+    let ebx = unsafe { std::arch::x86_64::__cpuid_count(0xd, 0).ebx } as usize;
+    ebx.max(1).div_ceil(4096) * 4096
+}
+
+/// Detects XSAVEC (CPUID leaf 0xD, sub-leaf 1, EAX bit 1), and the size of
+/// an xsave area ([`XSAVE_AREA`]).
 pub fn detect_xsavec() {
     // CPUID leaf 0xD exists when OSXSAVE (leaf 1, ECX bit 27) is set.
     // (CPUID is a safe intrinsic in recent Rust, an unsafe one before.)
@@ -285,4 +302,27 @@ pub fn detect_xsavec() {
         l1.ecx & (1 << 27) != 0 && std::arch::x86_64::__cpuid_count(0xd, 1).eax & 2 != 0
     };
     HAS_XSAVEC.store(u8::from(ok), std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: CPUID leaf 1 exists on every x86-64 processor.
+    #[allow(unused_unsafe)]
+    let osxsave = unsafe { std::arch::x86_64::__cpuid(1).ecx } & (1 << 27) != 0;
+    if osxsave {
+        XSAVE_AREA.store(xsave_area_bytes(), std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod xsave_tests {
+    /// An xsave area holds all the state XCR0 enables, whole pages: one on
+    /// an AVX-512 processor, three with AMX (8 KiB of tile data more).
+    #[test]
+    fn an_xsave_area_holds_the_processors_whole_xsave_state() {
+        #[allow(unused_unsafe)]
+        // SAFETY: CPUID has no side effects.
+        let size = unsafe { std::arch::x86_64::__cpuid_count(0xd, 0).ebx } as usize;
+        let area = super::xsave_area_bytes();
+        assert!(
+            area >= size && area % 4096 == 0 && area - size < 4096,
+            "{area} for {size}"
+        );
+    }
 }

@@ -59,6 +59,9 @@ pub const DEFERRED: i32 = 0xe0;
 pub const DEFER_MASK: i32 = 0xe8;
 /// How many siginfo slots are filled.
 pub const DEFER_COUNT: i32 = 0xf0;
+/// Bytes of one xsave area: a signal entry moves XSAVE this far down the
+/// areas (the processor's XSAVE size, in whole pages; thread.rs).
+pub const XSAVE_STEP: i32 = 0xf8;
 /// Their siginfo, in the order they came: [`DEFER_SLOTS`] of 128 bytes.
 pub const DEFER_INFO: i32 = 0x100;
 pub const DEFER_SLOTS: usize = 14;

@@ -181,7 +181,7 @@ fs_signal_entry:
     mov rcx, gs:[0x40]
     cmp rcx, gs:[0x88]
     jae 3f
-    add rcx, 4096
+    add rcx, gs:[0xf8]
     mov gs:[0x40], rcx
 3:
     mov rcx, gs:[0x38]

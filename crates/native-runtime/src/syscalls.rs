@@ -233,13 +233,13 @@ fn new_thread(
     c.r11 = ctx.rflags;
     let at = (child.dstack_top - std::mem::size_of::<Context>() as u64 - 64) & !15;
     // SAFETY: the child's dispatcher stack and header are fresh mappings of
-    // its own; the xsave areas are XSAVE_BYTES each.
+    // its own; the xsave areas are xsave_bytes() each.
     unsafe {
         *(at as *mut Context) = c;
         std::ptr::copy_nonoverlapping(
             gs_word(header::XSAVE) as *const u8,
             child.xsave as *mut u8,
-            thread::XSAVE_BYTES,
+            thread::xsave_bytes(),
         );
         let w = bank as *mut u64;
         *w.add(header::RESUME_CTX as usize / 8) = at;

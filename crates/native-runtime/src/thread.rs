@@ -11,9 +11,14 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize
 pub const MAX_THREADS: usize = flopscope_counter_file::layout::MAX_THREADS;
 pub const MAX_STATES: usize = flopscope_counter_file::layout::MAX_STATES;
 const DSTACK_BYTES: usize = 1 << 20;
-/// One xsave area (AVX-512 state is ~2.7 KiB); a thread has XSAVE_LEVELS.
-pub const XSAVE_BYTES: usize = 4096;
+/// A thread has XSAVE_LEVELS xsave areas, one per dispatcher nesting level,
+/// of [`xsave_bytes`] each.
 pub const XSAVE_LEVELS: usize = 16;
+
+/// Bytes of one xsave area (the processor's XSAVE size, in whole pages).
+pub fn xsave_bytes() -> usize {
+    crate::asm::XSAVE_AREA.load(Ordering::Relaxed)
+}
 pub const SIGSAVE_BYTES: usize = 4096;
 
 pub struct Thread {
@@ -69,7 +74,7 @@ pub fn create(tid: u64) -> Option<&'static Thread> {
         return take_over_exited(tid);
     }
     let dstack = sys::map_anon(DSTACK_BYTES, false)?;
-    let xsave = sys::map_anon(XSAVE_BYTES * XSAVE_LEVELS, false)?;
+    let xsave = sys::map_anon(xsave_bytes() * XSAVE_LEVELS, false)?;
     let sigsave = sys::map_anon(SIGSAVE_BYTES, false)?;
     // A static program's thread: the first is the host's main thread (its
     // block is the current fs); the others get one of their own, and start
@@ -194,7 +199,8 @@ impl Thread {
             *words.add(header::IBL_TABLE as usize / 8) = IBL.load(Ordering::Acquire) as u64;
             *words.add(header::SIGSAVE as usize / 8) = self.sigsave;
             *words.add(header::XSAVE_LIMIT as usize / 8) =
-                self.xsave + ((XSAVE_LEVELS - 1) * XSAVE_BYTES) as u64;
+                self.xsave + ((XSAVE_LEVELS - 1) * xsave_bytes()) as u64;
+            *words.add(header::XSAVE_STEP as usize / 8) = xsave_bytes() as u64;
             *words.add(header::BANK_SELF as usize / 8) = b as u64;
             *words.add(header::HOST_FS as usize / 8) = self.host_fs.load(Ordering::Acquire);
         }
