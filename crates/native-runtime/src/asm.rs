@@ -321,7 +321,7 @@ mod xsave_tests {
         let size = unsafe { std::arch::x86_64::__cpuid_count(0xd, 0).ebx } as usize;
         let area = super::xsave_area_bytes();
         assert!(
-            area >= size && area % 4096 == 0 && area - size < 4096,
+            area >= size && area.is_multiple_of(4096) && area - size < 4096,
             "{area} for {size}"
         );
     }
