@@ -88,7 +88,9 @@ fn omp_triad_8_threads_20_times() {
 /// exact, the rows of `threads` add up to them, and both limits are named
 /// in warnings, under both engines where they apply, dynamically and
 /// statically linked (whose threads' host blocks the native engine recycles
-/// too).
+/// too). A child forked at the end creates 4 threads of its own: its table
+/// holds its parent's 4,096 states, all but one gone with the fork (its
+/// threads failed with EAGAIN before the free slots were taken).
 #[test]
 fn thousands_of_short_lived_threads_lose_no_counts() {
     let (threads, k) = (5000u64, 1000u64);
@@ -103,20 +105,27 @@ fn thousands_of_short_lived_threads_lose_no_counts() {
         (&dynamic, "emulate"),
         (&fixed, "native"),
     ] {
-        let r = count_ok_with(engine, exe, &[threads.to_string(), k.to_string()], &[]);
+        let args = [threads.to_string(), k.to_string(), "fork".into()];
+        let r = count_ok_with(engine, exe, &args, &[]);
         let what = format!("{engine}, {exe:?}: {threads} threads of {k} adds");
-        // Each thread's K adds, and main's one add of each thread's sum.
-        let all = threads * k + threads;
+        // Each thread's K adds, and main's one add of each thread's sum; then
+        // a forked child's 4 threads (its table full of its parent's states).
+        let all = threads * k + threads + 4 * k + 4;
         assert_eq!(r.flop("fp64"), all, "{what}: fp64 FLOP");
         assert_eq!(r.flop("total"), all, "{what}: FLOP");
+        assert_eq!(r.child_flop(), vec![4 * k + 4], "{what}: the forked child");
         let work = crate::support::engines::region(&r, "work").expect("region work");
         assert_eq!(
             (work["entries"].as_u64(), work["flop"]["total"].as_u64()),
-            (Some(threads), Some(threads * k)),
+            (Some(threads + 4), Some((threads + 4) * k)),
             "{what}: region work's entries and FLOP"
         );
         let rows = thread_totals(&r);
-        assert_eq!(rows.iter().sum::<u64>(), all, "{what}: thread rows");
+        assert_eq!(
+            rows.iter().sum::<u64>(),
+            threads * k + threads,
+            "{what}: the parent's thread rows"
+        );
         let warnings: Vec<&str> = r.0["warnings"]
             .as_array()
             .unwrap()

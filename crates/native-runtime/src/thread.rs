@@ -71,8 +71,23 @@ pub fn create(tid: u64) -> Option<&'static Thread> {
     let index = COUNT.fetch_add(1, Ordering::AcqRel);
     if index >= MAX_THREADS {
         COUNT.store(MAX_THREADS, Ordering::Release);
-        return take_over_exited(tid);
+        // A forked child's table holds only the forking thread: the slots
+        // of its parent's other threads are free (not slot 0, which is the
+        // first thread's: a static program's host main thread).
+        return take_over_exited(tid).or_else(|| {
+            let free = THREADS
+                .iter()
+                .skip(1)
+                .position(|t| t.load(Ordering::Acquire).is_null())?;
+            new_state(free + 1, tid)
+        });
     }
+    new_state(index, tid)
+}
+
+/// A new thread's state at `index` of the table (`None` when memory runs
+/// out, or another thread took the slot meanwhile).
+fn new_state(index: usize, tid: u64) -> Option<&'static Thread> {
     let dstack = sys::map_anon(DSTACK_BYTES, false)?;
     let xsave = sys::map_anon(xsave_bytes() * XSAVE_LEVELS, false)?;
     let sigsave = sys::map_anon(SIGSAVE_BYTES, false)?;
@@ -103,7 +118,14 @@ pub fn create(tid: u64) -> Option<&'static Thread> {
     let bank = t.bank(0)?;
     // SAFETY: the header of the bank just mapped.
     unsafe { *(bank.add(header::APP_FS as usize) as *mut u64) = app_fs };
-    THREADS[index].store(t as *const Thread as *mut Thread, Ordering::Release);
+    THREADS[index]
+        .compare_exchange(
+            std::ptr::null_mut(),
+            t as *const Thread as *mut Thread,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .ok()?;
     LIVE.fetch_add(1, Ordering::AcqRel);
     Some(t)
 }
