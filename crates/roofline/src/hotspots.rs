@@ -155,11 +155,25 @@ fn dots(
         return None;
     }
     if rows.iter().all(|w| w.gflops.is_none()) {
+        let n = rows.len();
+        let held = if n == 1 {
+            format!("1 {what} holds")
+        } else {
+            format!("{n} {what}s hold")
+        };
+        // Sampled and still untimed: the run was over before its samples
+        // could time anything.
+        let how = match &r.sampling {
+            Some(s) if s.samples < 10 => format!(
+                "the counted run took {} samples of {} ms, too few to time them: count a longer run, or add --runs N to `flopscope count`",
+                s.samples,
+                s.interval_s * 1e3
+            ),
+            _ => "time them: count under the native engine, or add --runs N to `flopscope count`".into(),
+        };
         notes.push(format!(
-            "{prefix}{} {what}s hold {pct} of the FLOP or more, but the report has no time per {what}, so no GFLOP/s: \
-             they cannot be placed on the performance axis. Time them: count under the native engine, or add --runs N to `flopscope count`. \
-             Showing the whole program instead.",
-            rows.len()
+            "{prefix}{held} {pct} of the FLOP or more, but the report has no time per {what}, so no GFLOP/s: \
+             they cannot be placed on the performance axis; {how}. Showing the whole program instead."
         ));
         return None;
     }

@@ -231,3 +231,26 @@ fn png_has_each_dot_in_its_colour_where_the_layout_put_it() {
         assert!(edge, "{}: no outline", p.data.label);
     }
 }
+
+/// A run sampled too briefly to time its loops says so, rather than
+/// asking for the native engine it was counted under.
+#[test]
+fn a_run_too_short_for_its_samples_says_so() {
+    let mut r = hot::report(false);
+    r.sampling = Some(flopscope_model::Sampling {
+        source: "the counted run".into(),
+        interval_s: 0.001,
+        samples: 3,
+        signals: 3.0,
+        unplaced: 0,
+    });
+    let c = chart_of(&r, PointSet::Auto, 0.01);
+    assert_eq!(labels(&c), ["whole program"]);
+    assert!(
+        c.notes[0].contains("4 loops hold")
+            && c.notes[0].contains("the counted run took 3 samples of 1 ms, too few to time them")
+            && !c.notes[0].contains("count under the native engine"),
+        "{}",
+        c.notes[0]
+    );
+}
