@@ -142,4 +142,24 @@ fn thousands_of_short_lived_threads_lose_no_counts() {
             assert!(rows.len() <= 2048, "{what}: {} thread rows", rows.len());
         }
     }
+    // Sampled (each thread armed with a timer of its own, by slot): the
+    // same totals, and samples placed.
+    let run = crate::support::count_sampled_with(
+        "native",
+        &dynamic,
+        &[threads.to_string(), k.to_string()],
+        &[],
+    );
+    let r = run.report.expect("a report");
+    assert_eq!(
+        (r.0["complete"].as_bool(), r.flop("total")),
+        (Some(true), threads * k + threads),
+        "sampled: {}",
+        run.stderr
+    );
+    assert!(
+        r.0["sampling"]["samples"].as_u64().is_some_and(|n| n > 0),
+        "sampled: {}",
+        r.0["sampling"]
+    );
 }
