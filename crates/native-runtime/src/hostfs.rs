@@ -337,13 +337,7 @@ pub fn retire() {
 pub fn new_block() -> Option<u64> {
     {
         let mut r = RETIRED.lock().unwrap_or_else(|e| e.into_inner());
-        // kill(tid, 0) finds threads and CLONE_VM processes alike.
-        let gone = |tid: u64| {
-            // SAFETY: signal 0 only checks that the id exists.
-            let r = unsafe { syscall6(libc::SYS_kill as u64, [tid, 0, 0, 0, 0, 0]) };
-            r == -(libc::ESRCH as i64)
-        };
-        if let Some(i) = r.iter().position(|(_, tid)| gone(*tid)) {
+        if let Some(i) = r.iter().position(|(_, tid)| sys::id_gone(*tid)) {
             return Some(r.swap_remove(i).0);
         }
     }

@@ -97,6 +97,14 @@ pub fn gettid() -> u64 {
     unsafe { syscall6(libc::SYS_gettid as u64, [0; 6]) as u64 }
 }
 
+/// Whether no thread or process has the id `tid` any more: kill(tid, 0)
+/// finds threads and CLONE_VM processes alike (tgkill would miss the
+/// latter, which share the runtime's memory as threads do).
+pub fn id_gone(tid: u64) -> bool {
+    // SAFETY: signal 0 only checks that the id exists.
+    unsafe { syscall6(libc::SYS_kill as u64, [tid, 0, 0, 0, 0, 0]) == -(libc::ESRCH as i64) }
+}
+
 /// Sets this thread's `gs` base.
 pub fn set_gs(base: u64) {
     // SAFETY: gs belongs to the runtime (the program's own use is refused).

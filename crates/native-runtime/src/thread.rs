@@ -136,15 +136,10 @@ fn new_state(index: usize, tid: u64) -> Option<&'static Thread> {
 /// the kernel no longer knows is taken: until then it may still be on its
 /// way out, on its dispatcher stack (a recycled id is merely passed over).
 fn take_over_exited(tid: u64) -> Option<&'static Thread> {
-    let pid = sys::getpid();
     let gone = |t: &Thread| match t.tid.load(Ordering::Acquire) {
         0 => false,
         NEVER_STARTED => true,
-        id => {
-            // SAFETY: signal 0 only checks that the thread exists.
-            let r = unsafe { sys::syscall6(libc::SYS_tgkill as u64, [pid, id, 0, 0, 0, 0]) };
-            r == -(libc::ESRCH as i64)
-        }
+        id => sys::id_gone(id),
     };
     let t = all().find(|t| {
         t.exited.load(Ordering::Acquire)
