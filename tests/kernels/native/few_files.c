@@ -14,20 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "flopscope.h"
-
-static double data[4096];
-
-__attribute__((noinline)) static double sum(const double *x, long n) {
-    double s = 0.0;
-    for (long i = 0; i < n; i++)
-        s += x[i];
-    return s;
-}
+#include "../adds.h"
 
 int main(int argc, char **argv) {
     int both = argc > 1 && strcmp(argv[1], "both") == 0;
     long n = argc > 2 ? atol(argv[2]) : 1000;
-    if (n < 0 || n > 4096)
+    if (n < 0 || n > ADDS_MAX)
         return 2;
     struct rlimit lim;
     if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
@@ -42,7 +34,7 @@ int main(int argc, char **argv) {
         return 5;
     if (pid == 0) {
         FLOPSCOPE_REGION_BEGIN("child");
-        volatile double s = sum(data, n);
+        volatile double s = sum(adds_data, n);
         (void)s;
         FLOPSCOPE_REGION_END("child");
         _exit(0);

@@ -7,10 +7,10 @@
  * With `fork`, a child forked at the end runs 4 more such threads (4 K
  * adds in "work", 4 adds in the child's main) and the parent waits for it.
  *
- * FLOP: T K fp64 adds in "work", entered T times (scalar ADDSD: the
- * loop's sum is a dependence chain gcc does not vectorize without
- * -ffast-math), and main's T adds of the threads' sums: T K + T in all. More threads than the native engine keeps states of (4096), and
- * more (thread, region) pairs than the counter file has rows (2048).
+ * FLOP: T K fp64 adds in "work" (sum() of ../adds.h), entered T times,
+ * and main's T adds of the threads' sums: T K + T in all. More threads
+ * than the native engine keeps states of (4096), and more (thread, region)
+ * pairs than the counter file has rows (2048).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,20 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "flopscope.h"
+#include "../adds.h"
 
 static long k;
-static double data[4096];
-
-__attribute__((noinline)) static double sum(const double *x, long n) {
-    double s = 0.0;
-    for (long i = 0; i < n; i++)
-        s += x[i];
-    return s;
-}
-
 static void *work(void *out) {
     FLOPSCOPE_REGION_BEGIN("work");
-    *(double *)out = sum(data, k);
+    *(double *)out = sum(adds_data, k);
     FLOPSCOPE_REGION_END("work");
     return NULL;
 }
@@ -62,10 +54,10 @@ static int run_threads(long t, double *total) {
 int main(int argc, char **argv) {
     long t = argc > 1 ? atol(argv[1]) : 5000;
     k = argc > 2 ? atol(argv[2]) : 1000;
-    if (k < 0 || k > 4096)
+    if (k < 0 || k > ADDS_MAX)
         return 2;
     for (long i = 0; i < k; i++)
-        data[i] = (double)(i % 3);
+        adds_data[i] = (double)(i % 3);
     double total = 0.0;
     if (run_threads(t, &total) != 0)
         return 1;

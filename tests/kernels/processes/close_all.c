@@ -14,21 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 #include "flopscope.h"
-
-static double data[4096];
-
-__attribute__((noinline)) static double sum(const double *x, long n) {
-    double s = 0.0;
-    for (long i = 0; i < n; i++)
-        s += x[i];
-    return s;
-}
+#include "../adds.h"
 
 int main(int argc, char **argv) {
     if (argc != 3)
         return 2;
     long n = atol(argv[2]);
-    if (n < 0 || n > 4096)
+    if (n < 0 || n > ADDS_MAX)
         return 2;
     if (close_range(3, ~0U, 0) != 0)
         return 3;
@@ -36,7 +28,7 @@ int main(int argc, char **argv) {
     if (fd < 0)
         return 4;
     FLOPSCOPE_REGION_BEGIN("after");
-    volatile double s = sum(data, n);
+    volatile double s = sum(adds_data, n);
     (void)s;
     FLOPSCOPE_REGION_END("after");
     const char line[] = "the program's own line\n";

@@ -23,15 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "flopscope.h"
-
-static double data[4096];
-
-__attribute__((noinline)) static double sum(const double *x, long n) {
-    double s = 0.0;
-    for (long i = 0; i < n; i++)
-        s += x[i];
-    return s;
-}
+#include "../adds.h"
 
 /* The descriptor to exec, and the name to give execveat (NULL: fexecve). */
 static int target(const char *how, const char *self, const char **name) {
@@ -61,11 +53,11 @@ int main(int argc, char **argv) {
     if (argc != 3)
         return 2;
     long n = atol(argv[2]);
-    if (n < 0 || n > 4096)
+    if (n < 0 || n > ADDS_MAX)
         return 2;
     if (strcmp(argv[1], "child") == 0) {
         FLOPSCOPE_REGION_BEGIN("child");
-        volatile double s = sum(data, n);
+        volatile double s = sum(adds_data, n);
         (void)s;
         FLOPSCOPE_REGION_END("child");
         return 0;
@@ -87,7 +79,7 @@ int main(int argc, char **argv) {
         char *args[] = {argv[0], "child", argv[2], NULL};
         if (strcmp(argv[1], "rawfail") == 0) {
             syscall(SYS_execve, "/nonexistent/program", args, environ);
-            volatile double s = sum(data, n);
+            volatile double s = sum(adds_data, n);
             (void)s;
             _exit(0);
         }

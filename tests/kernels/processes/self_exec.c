@@ -12,23 +12,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "flopscope.h"
-
-static double data[4096];
-
-__attribute__((noinline)) static double sum(const double *x, long n) {
-    double s = 0.0;
-    for (long i = 0; i < n; i++)
-        s += x[i];
-    return s;
-}
+#include "../adds.h"
 
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "child") == 0) {
         long c = atol(argv[2]);
-        if (c < 0 || c > 4096)
+        if (c < 0 || c > ADDS_MAX)
             return 2;
         FLOPSCOPE_REGION_BEGIN("child");
-        volatile double s = sum(data, c);
+        volatile double s = sum(adds_data, c);
         (void)s;
         FLOPSCOPE_REGION_END("child");
         return 0;
@@ -36,7 +28,7 @@ int main(int argc, char **argv) {
     if (argc != 3)
         return 2;
     long p = atol(argv[1]);
-    if (p < 0 || p > 4096)
+    if (p < 0 || p > ADDS_MAX)
         return 2;
     pid_t pid = fork();
     if (pid < 0)
@@ -47,7 +39,7 @@ int main(int argc, char **argv) {
         _exit(127);
     }
     FLOPSCOPE_REGION_BEGIN("parent");
-    volatile double s = sum(data, p);
+    volatile double s = sum(adds_data, p);
     (void)s;
     FLOPSCOPE_REGION_END("parent");
     int status = 0;
