@@ -525,11 +525,11 @@ fn a_child_left_no_file_descriptor_is_counted_or_named() {
         );
         assert_eq!((r.flop("total"), child_flop(&r)), (0, None), "{what}");
         assert!(
-            r.0["warnings"].as_array().unwrap().iter().any(|w| w
-                .as_str()
-                .is_some_and(|w| w.starts_with("1 forked child process(es) ran uncounted"))),
+            r.warnings()
+                .iter()
+                .any(|w| w.starts_with("1 forked child process(es) ran uncounted")),
             "{what}: {:?}",
-            r.0["warnings"]
+            r.warnings()
         );
     }
 }
@@ -595,11 +595,11 @@ fn programs_run_through_a_descriptor_or_a_raw_execve_are_followed_or_named() {
         run.stderr
     );
     assert!(
-        r.0["warnings"].as_array().unwrap().iter().any(|w| w
-            .as_str()
-            .is_some_and(|w| w.contains("started a program that was not counted"))),
+        r.warnings()
+            .iter()
+            .any(|w| w.contains("started a program that was not counted")),
         "{:?}",
-        r.0["warnings"]
+        r.warnings()
     );
     descriptors(&exe, n);
 }

@@ -126,12 +126,7 @@ fn thousands_of_short_lived_threads_lose_no_counts() {
             threads * k + threads,
             "{what}: the parent's thread rows"
         );
-        let warnings: Vec<&str> = r.0["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|w| w.as_str())
-            .collect();
+        let warnings = r.warnings();
         if engine == "native" {
             let named = |s: &str| warnings.iter().any(|w| w.contains(s));
             assert!(

@@ -242,13 +242,12 @@ pub fn report_and_counts_of_run(
         report.refresh_derived();
     }
     // Programs exec'd and not counted: the job's counts lack their work.
-    let mut uncounted: Vec<String> = procs
+    let uncounted: Vec<String> = procs
         .iter()
         .zip(&combined)
         .filter(|(_, c)| c.end == ProcessEnd::Exec)
         .map(|(p, _)| p.pid.to_string())
         .collect();
-    uncounted.dedup();
     if !uncounted.is_empty() {
         report.complete = false;
         report.warnings.push(format!(

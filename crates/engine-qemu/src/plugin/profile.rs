@@ -77,14 +77,7 @@ pub fn open(counters: &str, parent: Option<&str>) -> Result<(), String> {
     if parent.is_none() {
         code.set_len(0).map_err(created)?;
     }
-    let code = OwnFile::new(code, &cpath, true).map_err(created)?;
-    let old = CODE
-        .lock()
-        .map_err(|_| "code table poisoned")?
-        .replace(code);
-    if let Some(old) = old {
-        old.close_if_ours();
-    }
+    keep(&CODE, OwnFile::new(code, &cpath, true).map_err(created)?)?;
     let ppath = profile::prof_path(counters.as_ref());
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -97,19 +90,23 @@ pub fn open(counters: &str, parent: Option<&str>) -> Result<(), String> {
         .map_err(|e| format!("cannot size {}: {e}", ppath.display()))?;
     let f = OwnFile::new(f, &ppath, false)
         .map_err(|e| format!("cannot keep {} open: {e}", ppath.display()))?;
-    let old = PROF_FILE
-        .lock()
-        .map_err(|_| "counters file poisoned")?
-        .replace(f);
-    if let Some(old) = old {
-        old.close_if_ours();
-    }
+    keep(&PROF_FILE, f)?;
     ON.store(true, Ordering::Release);
     for p in &PROF {
         p.store(std::ptr::null_mut(), Ordering::Relaxed);
     }
     for p in &PREV {
         p.store(std::ptr::null_mut(), Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Makes `f` the file of `slot`, closing the one it held (a forked child's
+/// copy of its parent's) if that descriptor is still the plugin's.
+fn keep(slot: &Mutex<Option<OwnFile>>, f: OwnFile) -> Result<(), String> {
+    let old = slot.lock().map_err(|_| "a file lock poisoned")?.replace(f);
+    if let Some(old) = old {
+        old.close_if_ours();
     }
     Ok(())
 }
