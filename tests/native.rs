@@ -1321,21 +1321,48 @@ fn programs_execd_with_an_environment_of_their_own_are_counted() {
     assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
 }
 
-/// A one-block loop flipping its own addsd/mulsd every iteration: FLOP N,
-/// and the operations alternate one execution behind (the documented lag),
-/// where the loop laid out in rounds of copies ran the first multiply for
-/// good (N - 1 multiplies: the program printed 2 for any N).
+/// A loop flipping its own addsd/mulsd every iteration runs the
+/// instruction just written in the same iteration, as the processor does:
+/// ceil(N/2) multiplies, floor(N/2) adds, and the program prints what it
+/// prints alone. As one block (laid out once: its page is writable) and
+/// as three (a branch after the rewritten instruction, `branchy`). The
+/// engine used to run a block's rewritten instructions from its next
+/// execution on: the operations alternated one iteration behind (the
+/// program printed 1 + ceil(N/2)), and before that, laid out in rounds of
+/// copies, the first multiply ran for good (it printed 2).
 #[test]
-fn a_loop_rewriting_itself_every_iteration_runs_each_rewrite() {
+fn a_loop_rewriting_itself_every_iteration_runs_each_rewrite_at_once() {
     let exe = build("native/smc_loop.c", &["-O2"]);
     let mut f = Failures::default();
-    for n in [5i64, 1001] {
-        let r = count_ok_with("native", &exe, &[n.to_string()], &[]);
-        let ops = r.flop_by_op();
-        let got = |k: &str| ops.get(k).copied().unwrap_or(0) as i64;
-        f.equal(&format!("N = {n}: FLOP"), n, r.flop("total") as i64);
-        f.equal(&format!("N = {n}: adds"), (n + 1) / 2, got("add"));
-        f.equal(&format!("N = {n}: multiplies"), n / 2, got("mul"));
+    for branchy in [false, true] {
+        for n in [5i64, 1001] {
+            let mut args = vec![n.to_string()];
+            if branchy {
+                args.push("branchy".into());
+            }
+            let what = format!("smc_loop {}", args.join(" "));
+            let run = count_with("native", &exe, &args, &[]);
+            let Some(r) = run.report.filter(|_| run.code == 0) else {
+                f.push(format!("{what}: exit {}\n{}", run.code, run.stderr));
+                continue;
+            };
+            let ops = r.flop_by_op();
+            let got = |k: &str| ops.get(k).copied().unwrap_or(0) as i64;
+            // The second block's adds on odd counts, and the final one.
+            let more = if branchy { (n + 1) / 2 + 1 } else { 0 };
+            f.equal(&format!("{what}: multiplies"), (n + 1) / 2, got("mul"));
+            f.equal(&format!("{what}: adds"), n / 2 + more, got("add"));
+            let x = if branchy { 1 + n } else { 1 + n / 2 };
+            if run.stdout != format!("{x}\n") {
+                f.push(format!(
+                    "{what}: the program printed {:?}, not {x}",
+                    run.stdout
+                ));
+            }
+            if r.0["complete"] != true {
+                f.push(format!("{what}: incomplete: {:?}", r.warnings()));
+            }
+        }
     }
     f.assert_none();
 }

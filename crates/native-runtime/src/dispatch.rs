@@ -22,8 +22,10 @@ pub unsafe extern "C" fn fs_dispatch(
     // that come meanwhile (signals.rs, `defer`) instead of blocking them.
     // Else signals are blocked first, then a static program's fs switched
     // (hostfs.rs): the program's handlers never run with the host's.
-    let deferring =
-        matches!(exit, Exit::Direct { .. } | Exit::IblMiss | Exit::IblFill) && !hostfs::on();
+    let deferring = matches!(
+        exit,
+        Exit::Direct { .. } | Exit::IblMiss | Exit::IblFill | Exit::Alone { .. }
+    ) && !hostfs::on();
     let masked = match exit {
         _ if deferring => {
             set_gs_word(header::DEFER, 1);
@@ -63,6 +65,7 @@ fn dispatch(ctx: &mut Context, exit: &Exit, masked: Option<u64>) -> u64 {
         Exit::IblFill => {
             translator::lookup_indirect(gs_word(header::IBL_TARGET), Some(gs_word(header::JUMP)))
         }
+        Exit::Alone { pc } => translator::run_alone(*pc),
         Exit::Syscall { next } => match static_syscall(ctx) {
             Some(ret) => {
                 ctx.rax = ret as u64;

@@ -2,7 +2,8 @@
 //! program's handler moved the program counter of the context it
 //! interrupted (Go's asynchronous preemption pushes a call to its
 //! scheduler there; a JVM leaves a safepoint poll for its stub), or the
-//! block was invalidated meanwhile. The interrupted execution ran the
+//! block was invalidated meanwhile; or by a write into the block's own
+//! page, which runs again alone (written_code.rs). The interrupted execution ran the
 //! block's first `i` instructions (the one it was interrupted before did
 //! not run), and whatever runs next counts from there on (the translation
 //! of the new address, or of the interrupted instruction, when it resumes

@@ -46,6 +46,9 @@ pub enum Exit {
     /// marker instruction itself is not counted (it is flopscope's work, not
     /// the program's), as under the emulate engine.
     Marker { kind: u8, next: u64, mem: MemRef },
+    /// A write that may have rewritten the rest of its block goes on at
+    /// its instruction `pc`, translated to run alone (written_code.rs).
+    Alone { pc: u64 },
     /// An SDE SSC mark the CLI asked for (`--start-mark`, `--stop-mark`):
     /// `kind` begins or ends the `ssc:START-STOP` region; the program goes on
     /// at `next`, the mark's `64 67 90`, which is counted in the new state
@@ -200,8 +203,15 @@ impl Decoded {
     }
 }
 
-/// Reads and decodes the block at `pc` into `bufs`.
-pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Decoded, String> {
+/// Reads and decodes the block at `pc` into `bufs`, `max_insns`
+/// instructions at most ([`MAX_INSNS`]; 1 for a write's instruction run
+/// alone, written_code.rs).
+pub fn decode(
+    pc: u64,
+    classifier: &mut Classifier,
+    bufs: Buffers,
+    max_insns: usize,
+) -> Result<Decoded, String> {
     let Buffers {
         mut insns,
         mut raws,
@@ -238,7 +248,7 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
         };
         loop {
             let at = d.ip();
-            if insns.len() >= MAX_INSNS || (d.position() + 15 > buf.len() && buf.len() == 4096) {
+            if insns.len() >= max_insns || (d.position() + 15 > buf.len() && buf.len() == 4096) {
                 return done(insns, raws, End::FallTo(at), None);
             }
             if !d.can_decode() {
@@ -330,7 +340,7 @@ pub fn decode(pc: u64, classifier: &mut Classifier, bufs: Buffers) -> Result<Dec
                 FlowControl::UnconditionalBranch if is_near(&insn) => {
                     let t = insn.near_branch_target();
                     let seen = t == pc || insns.iter().any(|(i, _)| i.ip() == t);
-                    if !seen && insns.len() + 16 < MAX_INSNS {
+                    if !seen && insns.len() + 16 < max_insns {
                         insns.push((insn, info));
                         raws.last_mut().expect("its raw").elided = true;
                         seg = t;

@@ -128,6 +128,14 @@ pub fn resume_elsewhere(at: &crate::cachemap::AtMark, pc: u64) -> Result<u64, St
     t.get(pc)
 }
 
+/// The cache address of the instruction at `pc` translated alone (the
+/// dispatcher's [`Exit::Alone`]).
+pub fn run_alone(pc: u64) -> Result<u64, String> {
+    let mut g = lock();
+    let t = g.as_mut().ok_or("the translator is not set up")?;
+    t.translate_alone(pc)
+}
+
 /// Whether the block translated from `orig` is still the one at `cache`
 /// (not invalidated since: the program's code there is unchanged).
 pub fn still_current(orig: u64, cache: u64) -> bool {
@@ -202,7 +210,7 @@ impl Translator {
     fn translate(&mut self, pc: u64) -> Result<u64, String> {
         let mut bufs = self.bufs.take().unwrap_or_default();
         let mut dec = loop {
-            let mut dec = translate::decode(pc, &mut self.classifier, bufs)?;
+            let mut dec = translate::decode(pc, &mut self.classifier, bufs, translate::MAX_INSNS)?;
             // Protected only now: a write since the bytes were read went
             // unseen, so they are read again.
             let (writable, newly_protected) = self.watch_pages(pc, &dec);
@@ -216,9 +224,40 @@ impl Translator {
         dec.flags_dead_at_fall = dec
             .counted_fall()
             .is_some_and(|f| self.kills_flags(&dec, f));
-        let r = self.translate_decoded(pc, &dec);
+        let r = self.translate_decoded(pc, &dec, true);
         self.bufs = Some(dec.recycle());
         r
+    }
+
+    /// The instruction at `pc` translated as a block of its own that falls
+    /// to the next: a write that may have rewritten the block it was in
+    /// runs alone, so that what follows it is translated from the bytes it
+    /// left (written_code.rs). Its page is not protected again (the write
+    /// must run), and it is not the block `pc` resolves to (only its stub
+    /// leads there). Kept for the next such write while the bytes at `pc`
+    /// are the same.
+    pub fn translate_alone(&mut self, pc: u64) -> Result<u64, String> {
+        let mut before = [0u8; 15];
+        let n = crate::sys::read_self(pc, &mut before);
+        let bufs = self.bufs.take().unwrap_or_default();
+        let mut dec = translate::decode(pc, &mut self.classifier, bufs, 1)?;
+        let len = (dec.program_bytes() as usize).min(n);
+        if let Some((at, was)) = self.watch.alone.get(&pc) {
+            if was[..] == before[..len] {
+                self.bufs = Some(dec.recycle());
+                return Ok(*at);
+            }
+        }
+        dec.writable = true;
+        let r = self.translate_decoded(pc, &dec, false);
+        self.bufs = Some(dec.recycle());
+        let at = r?;
+        let mut after = [0u8; 15];
+        // Kept only if no write came between the reads and the decoding.
+        if crate::sys::read_self(pc, &mut after[..len]) == len && after[..len] == before[..len] {
+            self.watch.alone.insert(pc, (at, before[..len].to_vec()));
+        }
+        Ok(at)
     }
 
     /// Whether the code at `target`, where the block goes, writes the flags
@@ -245,7 +284,14 @@ impl Translator {
         dead
     }
 
-    fn translate_decoded(&mut self, pc: u64, dec: &translate::Decoded) -> Result<u64, String> {
+    /// Translates `dec` into the cache; `resolves` makes it the block `pc`
+    /// resolves to.
+    fn translate_decoded(
+        &mut self,
+        pc: u64,
+        dec: &translate::Decoded,
+        resolves: bool,
+    ) -> Result<u64, String> {
         let ai = match self.arenas.iter().position(|a| a.reaches(pc)) {
             Some(i) => i,
             None => {
@@ -306,6 +352,9 @@ impl Translator {
             crate::cachemap::publish(at, self.placed.len() as u32, pc, &self.marks, profile);
         }
         self.code = Some(built.code);
+        if !resolves {
+            return Ok(at);
+        }
         if dec.writable || self.watch.rewritten.contains(&pc) {
             self.incoming.watch(at);
         }

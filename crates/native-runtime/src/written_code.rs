@@ -32,6 +32,19 @@
 //!   (`translator::Incoming`): however often the code is
 //!   rewritten, an old block is one hop from the current one.
 //!
+//! - A write that hits the page of the block it runs in may change that
+//!   block's next instructions, which the processor runs as written at
+//!   once. The block's execution is then settled as stopped before the
+//!   write (settle.rs: its counters hold exactly the instructions that
+//!   ran), and the write runs again as a block of its own
+//!   ([`Translator::translate_alone`], reached through an exit stub of its
+//!   own, [`Exit::Alone`]), which goes on to the translation of the new
+//!   bytes after it. Not settled, as for a signal handler's move: a masked
+//!   write's active lanes (counted again) and a REP string write's
+//!   iterations before the fault (not counted); a write whose copy in the
+//!   cache is not at its instruction's mark runs the block's old
+//!   instructions to its end.
+//!
 //! Not protected: the main thread's stack and the current thread's stack
 //! region (a nested function's trampoline, a Fortran internal procedure's:
 //! the kernel's own writes there, `read` into a buffer, would fail with
@@ -71,6 +84,11 @@ pub struct Watch {
     /// Writes that hit a protected page, and blocks invalidated in all.
     pub faults: u64,
     pub invalidated: u64,
+    /// Writes' instructions translated alone (see the module's notes):
+    /// their cache address and the bytes translated, by program address;
+    /// and the exit stubs leading there.
+    pub alone: rustc_hash::FxHashMap<u64, (u64, Vec<u8>)>,
+    alone_stubs: rustc_hash::FxHashMap<u64, u64>,
 }
 
 impl Watch {
@@ -218,6 +236,37 @@ impl Translator {
         self.ibl.retarget(pc, stub);
     }
 
+    /// Where the write interrupted at cache address `pc`, about to run
+    /// again, goes on (see the module's notes): None when the block it is
+    /// in is still current (its code is not on the page written); else
+    /// the stub of its instruction run alone, its block's execution
+    /// settled as stopped before it.
+    fn rerun_alone(&mut self, pc: u64) -> Option<u64> {
+        let at = crate::cachemap::at_mark(pc)?;
+        if self.blocks.get(&at.orig) == Some(&at.cache) {
+            return None;
+        }
+        let stub = match self.watch.alone_stubs.get(&at.pc) {
+            Some(&s) => s,
+            None => {
+                let arena = self
+                    .arenas
+                    .iter_mut()
+                    .find(|a| a.base <= at.cache && at.cache < a.end)?;
+                let desc = Box::into_raw(Box::new(Exit::Alone { pc: at.pc }));
+                let Some(s) = arena.stub(desc as u64) else {
+                    // SAFETY: allocated just above, shared with nothing.
+                    drop(unsafe { Box::from_raw(desc) });
+                    return None;
+                };
+                self.watch.alone_stubs.insert(at.pc, s);
+                s
+            }
+        };
+        crate::settle::settle(self, &at);
+        Some(stub)
+    }
+
     /// A write faulted at `addr`: true when it hit a page the engine
     /// protected (now writable again, its blocks invalidated: the write
     /// may run again), false when the fault is the program's own.
@@ -273,7 +322,7 @@ fn mprotect(p: u64, prot: i32) -> bool {
 /// The SIGSEGV check (signals.rs calls it first, before the program's
 /// handler or the engine's fatal one): 1 when the fault was a write to a
 /// page the engine protected, handled (the faulting instruction runs
-/// again), 0 otherwise.
+/// again, in its block or alone), 0 otherwise.
 ///
 /// # Safety
 /// `uc` is the kernel's `ucontext_t` of the signal.
@@ -296,5 +345,13 @@ pub unsafe extern "C" fn fs_code_write_fault(uc: *const libc::ucontext_t) -> u64
     let Some(t) = g.as_mut() else {
         return 0;
     };
-    t.write_fault(addr) as u64
+    if !t.write_fault(addr) {
+        return 0;
+    }
+    if let Some(stub) = t.rerun_alone(pc) {
+        // SAFETY: the kernel's context of this signal, which its return
+        // restores; at the write's mark every register is the program's.
+        unsafe { (*uc.cast_mut()).uc_mcontext.gregs[libc::REG_RIP as usize] = stub as i64 };
+    }
+    1
 }
