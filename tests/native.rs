@@ -1325,11 +1325,13 @@ fn programs_execd_with_an_environment_of_their_own_are_counted() {
 /// instruction just written in the same iteration, as the processor does:
 /// ceil(N/2) multiplies, floor(N/2) adds, and the program prints what it
 /// prints alone. As one block (laid out once: its page is writable) and
-/// as three (a branch after the rewritten instruction, `branchy`). The
-/// engine used to run a block's rewritten instructions from its next
-/// execution on: the operations alternated one iteration behind (the
-/// program printed 1 + ceil(N/2)), and before that, laid out in rounds of
-/// copies, the first multiply ran for good (it printed 2).
+/// as three (a branch after the rewritten instruction, `branchy`). Both
+/// engines, whose counts of the generated code (instructions, bytes, loop
+/// iterations) must be equal. The native engine used to run a block's
+/// rewritten instructions from its next execution on (the operations
+/// alternated one iteration behind: the program printed 1 + ceil(N/2));
+/// the emulate engine counted each iteration's block whole and then its
+/// rest again from the write QEMU ran alone (2N FLOP).
 #[test]
 fn a_loop_rewriting_itself_every_iteration_runs_each_rewrite_at_once() {
     let exe = build("native/smc_loop.c", &["-O2"]);
@@ -1340,31 +1342,67 @@ fn a_loop_rewriting_itself_every_iteration_runs_each_rewrite_at_once() {
             if branchy {
                 args.push("branchy".into());
             }
-            let what = format!("smc_loop {}", args.join(" "));
-            let run = count_with("native", &exe, &args, &[]);
-            let Some(r) = run.report.filter(|_| run.code == 0) else {
-                f.push(format!("{what}: exit {}\n{}", run.code, run.stderr));
-                continue;
-            };
-            let ops = r.flop_by_op();
-            let got = |k: &str| ops.get(k).copied().unwrap_or(0) as i64;
-            // The second block's adds on odd counts, and the final one.
-            let more = if branchy { (n + 1) / 2 + 1 } else { 0 };
-            f.equal(&format!("{what}: multiplies"), (n + 1) / 2, got("mul"));
-            f.equal(&format!("{what}: adds"), n / 2 + more, got("add"));
-            let x = if branchy { 1 + n } else { 1 + n / 2 };
-            if run.stdout != format!("{x}\n") {
-                f.push(format!(
-                    "{what}: the program printed {:?}, not {x}",
-                    run.stdout
-                ));
+            let mut generated = Vec::new();
+            for engine in ["native", "emulate"] {
+                let what = format!("smc_loop {} under {engine}", args.join(" "));
+                let run = count_with(engine, &exe, &args, &[]);
+                let Some(r) = run.report.filter(|_| run.code == 0) else {
+                    f.push(format!("{what}: exit {}\n{}", run.code, run.stderr));
+                    continue;
+                };
+                let ops = r.flop_by_op();
+                let got = |k: &str| ops.get(k).copied().unwrap_or(0) as i64;
+                // The second block's adds on odd counts, and the final one.
+                let more = if branchy { (n + 1) / 2 + 1 } else { 0 };
+                f.equal(&format!("{what}: multiplies"), (n + 1) / 2, got("mul"));
+                f.equal(&format!("{what}: adds"), n / 2 + more, got("add"));
+                let x = if branchy { 1 + n } else { 1 + n / 2 };
+                if run.stdout != format!("{x}\n") {
+                    f.push(format!(
+                        "{what}: the program printed {:?}, not {x}",
+                        run.stdout
+                    ));
+                }
+                if r.0["complete"] != true {
+                    f.push(format!("{what}: incomplete: {:?}", r.warnings()));
+                }
+                generated.push((engine, anonymous_code(&r)));
             }
-            if r.0["complete"] != true {
-                f.push(format!("{what}: incomplete: {:?}", r.warnings()));
+            if let [(_, a), (_, b)] = &generated[..] {
+                if a != b {
+                    f.push(format!(
+                        "smc_loop {}: the generated code's (instructions, FLOP, bytes read, bytes written, loop entries, iterations) differ: native {a:?}, emulate {b:?}",
+                        args.join(" ")
+                    ));
+                }
             }
         }
     }
     f.assert_none();
+}
+
+/// The function row of the code the program generated (in an anonymous
+/// mapping): instructions, FLOP, bytes read and written, and its loops'
+/// entries and iterations.
+fn anonymous_code(r: &Report) -> Option<[u64; 6]> {
+    let row = r.0["functions"]
+        .as_array()?
+        .iter()
+        .find(|f| f["module"].as_str() == Some("[anonymous]"))?;
+    let loops: Vec<_> = r.0["loops"]
+        .as_array()?
+        .iter()
+        .filter(|l| l["function"] == row["name"])
+        .collect();
+    let sum = |k: &str| loops.iter().filter_map(|l| l[k].as_u64()).sum();
+    Some([
+        row["instructions"].as_u64()?,
+        row["flop"]["total"].as_u64()?,
+        row["bytes"]["read"].as_u64()?,
+        row["bytes"]["written"].as_u64()?,
+        sum("entries"),
+        sum("iterations"),
+    ])
 }
 
 #[test]

@@ -13,6 +13,7 @@
 //!   to the block's own counter in the vCPU's bank (`profile`).
 
 mod bank;
+mod cut;
 mod markers;
 mod own_file;
 mod profile;

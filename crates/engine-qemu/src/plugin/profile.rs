@@ -45,9 +45,15 @@ pub struct BlockData {
     pub start: u64,
     /// Where the conditional branch goes when taken.
     pub taken: u64,
+    /// The block's instructions, when it has no region marker (null
+    /// otherwise): QEMU may leave it half-way (cut.rs).
+    pub insns: *const super::cut::Insns,
+    /// The block is one instruction that writes memory: what QEMU runs
+    /// alone when it leaves a block half-way (cut.rs).
+    pub alone_write: bool,
 }
 
-/// The last block each vCPU ran, when it ended in a conditional branch.
+/// The last block each vCPU ran.
 static PREV: [AtomicPtr<BlockData>; MAX_VCPUS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_VCPUS];
 
@@ -268,26 +274,27 @@ pub fn count(prof: *mut u64, c: u32) {
 }
 
 /// At each execution of a block: its piece counter, and the taken edge of
-/// the previous block of this vCPU if that one branched here.
+/// the previous block of this vCPU if that one branched here; a previous
+/// block left half-way (cut.rs) is settled instead.
 #[inline(always)]
 pub fn block_ran(vcpu: u32, bank: *mut u64, d: &BlockData) {
-    let prof = counters_of(bank);
-    count(prof, d.counter);
     let Some(prev) = PREV.get(vcpu as usize) else {
+        count(counters_of(bank), d.counter);
         return;
     };
+    // A load and a store, not a swap (a locked exchange): only this
+    // vCPU's thread writes its word.
     let p = prev.load(Ordering::Relaxed);
-    if !p.is_null() {
-        // SAFETY: PREV holds leaked BlockData, alive for the process.
+    prev.store(d as *const BlockData as *mut BlockData, Ordering::Relaxed);
+    // SAFETY: PREV holds leaked BlockData, alive for the process.
+    let cut = !p.is_null() && super::cut::settle(bank, unsafe { &*p }, d);
+    let prof = counters_of(bank);
+    count(prof, d.counter);
+    if !p.is_null() && !cut {
+        // SAFETY: as above.
         let p = unsafe { &*p };
-        if p.taken == d.start {
+        if p.taken_counter != NONE && p.taken == d.start {
             count(prof, p.taken_counter);
         }
     }
-    let next = if d.taken_counter != NONE {
-        d as *const BlockData as *mut BlockData
-    } else {
-        std::ptr::null_mut()
-    };
-    prev.store(next, Ordering::Relaxed);
 }

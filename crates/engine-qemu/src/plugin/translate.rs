@@ -328,6 +328,8 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
     // The last instruction and where the one after it would be (the end).
     let mut last: Option<iced_x86::Instruction> = None;
     let mut after_last = 0u64;
+    // Whether the last instruction classified may write memory.
+    let mut writes = false;
     // SAFETY: tb and its instructions are valid during this callback.
     let n = unsafe { (a.tb_n_insns)(tb) };
     let mut start = 0;
@@ -406,6 +408,7 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
             };
         }
         let info = classify(&decoded);
+        writes = info.mem.writes.counts().next().is_some() || info.mem.dynamic.is_some();
         if full_width_masked_load(&decoded) {
             // SAFETY: registering a callback without user data.
             unsafe {
@@ -448,6 +451,13 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
         End::Cond { .. } => prof::counters(1),
         _ => prof::NONE,
     };
+    // QEMU may leave a block half-way (cut.rs): its instructions, when no
+    // marker splits it, and whether it is one that may write.
+    let insns = if sites.is_empty() && n > 0 {
+        super::cut::Insns::leak(&head.insns)
+    } else {
+        std::ptr::null()
+    };
     let (items, head_piece) = head.freeze(prof::counters(1));
     let mut pieces = vec![head_piece];
     let data = Box::into_raw(Box::new(prof::BlockData {
@@ -459,6 +469,8 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
             End::Cond { taken, .. } => taken,
             _ => u64::MAX,
         },
+        insns,
+        alone_write: n == 1 && writes,
     }));
     // SAFETY: the data lives for the rest of the process.
     unsafe {
