@@ -66,10 +66,10 @@ impl Insns {
 /// number of instructions (made at their first use).
 static PREFIXES: Mutex<Option<HashMap<(usize, usize), u32>>> = Mutex::new(None);
 
-/// At the start of block `d`, after block `prev` ran on the same vCPU
-/// (counted whole into `bank`): when `prev` was left half-way for `d` (see
-/// the module's notes), takes back what it did not run and says so (its
-/// branch was not taken either).
+/// At the start of block `d` (one that may write: `alone_write`), after
+/// block `prev` ran on the same vCPU (counted whole into `bank`): when
+/// `prev` was left half-way for `d` (see the module's notes), takes back
+/// what it did not run and says so (its branch was not taken either).
 pub fn settle(bank: *mut u64, prev: &BlockData, d: &BlockData) -> bool {
     if !d.alone_write || std::ptr::eq(prev, d) || prev.insns.is_null() {
         return false;

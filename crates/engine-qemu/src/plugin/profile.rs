@@ -287,7 +287,7 @@ pub fn block_ran(vcpu: u32, bank: *mut u64, d: &BlockData) {
     let p = prev.load(Ordering::Relaxed);
     prev.store(d as *const BlockData as *mut BlockData, Ordering::Relaxed);
     // SAFETY: PREV holds leaked BlockData, alive for the process.
-    let cut = !p.is_null() && super::cut::settle(bank, unsafe { &*p }, d);
+    let cut = d.alone_write && !p.is_null() && super::cut::settle(bank, unsafe { &*p }, d);
     let prof = counters_of(bank);
     count(prof, d.counter);
     if !p.is_null() && !cut {
