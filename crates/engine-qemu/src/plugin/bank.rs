@@ -255,6 +255,12 @@ pub fn note_guest_delta(delta: i64) {
     }
 }
 
+/// Where guest memory is on the host: host address less guest address
+/// (noted at the first translation, before any block runs).
+pub fn guest_delta() -> i64 {
+    GUEST_DELTA.load(Ordering::Relaxed)
+}
+
 /// Before a system call: how the process ends (`exit_group`, the last
 /// `exit`, `execve`), where `wait4` will put a child's status, and whether
 /// an `mmap` maps a file shared and executable.

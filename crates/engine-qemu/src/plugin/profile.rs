@@ -43,15 +43,29 @@ pub struct BlockData {
     /// Counter of the taken conditional branch, or [`NONE`].
     pub taken_counter: u32,
     pub start: u64,
-    /// Where the conditional branch goes when taken.
+    /// Where its direct branch or call goes (the conditional branch's
+    /// taken side), or the REP string instruction it ends with (QEMU
+    /// enters the block of that instruction for each iteration); u64::MAX
+    /// for none.
     pub taken: u64,
-    /// The block's instructions, when it has no region marker (null
-    /// otherwise): QEMU may leave it half-way (cut.rs).
-    pub insns: *const super::cut::Insns,
-    /// The block is one instruction that writes memory: what QEMU runs
-    /// alone when it leaves a block half-way (cut.rs).
-    pub alone_write: bool,
+    /// Bytes of its instructions: it holds `start..start + len`.
+    pub len: u32,
+    /// [`ALONE_WRITE`], [`FIRST_WRITES`], [`GOES_UNSEEN`] and [`MARKED`]
+    /// (cut.rs).
+    pub flags: u8,
 }
+
+/// The block is one instruction that writes memory: what QEMU runs alone
+/// when it leaves a block half-way (cut.rs).
+pub const ALONE_WRITE: u8 = 1;
+/// The block's first instruction may write memory: where QEMU leaves a
+/// block half-way, the next block starts so (cut.rs).
+pub const FIRST_WRITES: u8 = 4;
+/// The block holds a region marker (its counts are in pieces).
+pub const MARKED: u8 = 8;
+/// Where the block goes when it runs to its end is not known from its code
+/// (it ends in an indirect branch, a return or a system call).
+pub const GOES_UNSEEN: u8 = 2;
 
 /// The last block each vCPU ran.
 static PREV: [AtomicPtr<BlockData>; MAX_VCPUS] =
@@ -286,15 +300,17 @@ pub fn block_ran(vcpu: u32, bank: *mut u64, d: &BlockData) {
     // vCPU's thread writes its word.
     let p = prev.load(Ordering::Relaxed);
     prev.store(d as *const BlockData as *mut BlockData, Ordering::Relaxed);
-    // SAFETY: PREV holds leaked BlockData, alive for the process.
-    let cut = d.alone_write && !p.is_null() && super::cut::settle(bank, unsafe { &*p }, d);
     let prof = counters_of(bank);
     count(prof, d.counter);
-    if !p.is_null() && !cut {
-        // SAFETY: as above.
-        let p = unsafe { &*p };
-        if p.taken_counter != NONE && p.taken == d.start {
-            count(prof, p.taken_counter);
-        }
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: PREV holds leaked BlockData, alive for the process.
+    let p = unsafe { &*p };
+    if d.flags & FIRST_WRITES != 0 && super::cut::left_half_way(bank, p, d) {
+        return;
+    }
+    if p.taken_counter != NONE && p.taken == d.start {
+        count(prof, p.taken_counter);
     }
 }

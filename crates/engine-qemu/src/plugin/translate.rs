@@ -13,7 +13,7 @@ use crate::layout::{
     UNSUPPORTED_TEXT,
 };
 use flopscope_counter_file::profile::{self, End, Record, DYNAMIC_COUNTERS};
-use flopscope_isa::{classify, InsnInfo};
+use flopscope_isa::{classify, DynamicMem, InsnInfo};
 use std::collections::BTreeMap;
 use std::ffi::{c_uint, c_void};
 use std::sync::atomic::Ordering;
@@ -279,6 +279,42 @@ fn unsupported(insn: &iced_x86::Instruction) -> *mut c_void {
     })) as *mut c_void
 }
 
+/// Whether the instruction QEMU listed at `vaddr` with `qemu_len` bytes is
+/// longer in the program's memory and runs into the next page (QEMU 7.2
+/// then ends the block before it, having read some of its bytes).
+fn crosses_into_next_page(vaddr: u64, qemu_len: usize) -> bool {
+    let code = read_guest(vaddr, 15);
+    flopscope_isa::decode_one(&code, vaddr)
+        .is_some_and(|d| d.len() > qemu_len && (vaddr & 4095) + d.len() as u64 > 4096)
+}
+
+/// Up to `len` bytes of the program's memory at `vaddr` (fewer where a page
+/// cannot be read: the read stops there instead of faulting).
+fn read_guest(vaddr: u64, len: usize) -> Vec<u8> {
+    let mut code = vec![0u8; len];
+    let mut got = 0;
+    while got < len {
+        let at = vaddr + got as u64;
+        let chunk = (4096 - (at as usize & 4095)).min(len - got);
+        let local = libc::iovec {
+            iov_base: code[got..].as_mut_ptr().cast(),
+            iov_len: chunk,
+        };
+        let remote = libc::iovec {
+            iov_base: (at as i64).wrapping_add(super::bank::guest_delta()) as *mut c_void,
+            iov_len: chunk,
+        };
+        // SAFETY: reads this process's own memory into `code`.
+        let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+        if n != chunk as isize {
+            break;
+        }
+        got += chunk;
+    }
+    code.truncate(got);
+    code
+}
+
 /// The instruction at `insn` decoded from guest memory, when QEMU consumed
 /// fewer bytes than the instruction has: QEMU 7.2 stops at the first byte
 /// of an EVEX (AVX-512) instruction it cannot decode and raises SIGILL there.
@@ -328,8 +364,10 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
     // The last instruction and where the one after it would be (the end).
     let mut last: Option<iced_x86::Instruction> = None;
     let mut after_last = 0u64;
-    // Whether the last instruction classified may write memory.
+    // Whether the last instruction classified may write memory, and the
+    // first one.
     let mut writes = false;
+    let mut first_writes = false;
     // SAFETY: tb and its instructions are valid during this callback.
     let n = unsafe { (a.tb_n_insns)(tb) };
     let mut start = 0;
@@ -350,8 +388,17 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
             Some(s) => &mut s.3,
             None => &mut head,
         };
+        let last_listed = i > 0 && i + 1 == n;
+        if last_listed && vaddr & 4095 > 4096 - 15 && crosses_into_next_page(vaddr, bytes.len()) {
+            // As below, where QEMU listed fewer bytes than the page holds
+            // or the bytes decode as a shorter instruction (both were
+            // counted before, though QEMU runs the whole instruction in
+            // the next block).
+            after_last = vaddr;
+            continue;
+        }
         let Some(decoded) = flopscope_isa::decode_one(bytes, vaddr) else {
-            if i > 0 && i + 1 == n && (vaddr + bytes.len() as u64).is_multiple_of(4096) {
+            if last_listed && (vaddr + bytes.len() as u64).is_multiple_of(4096) {
                 // Cut at the end of its page: QEMU 7.2 began the instruction
                 // here, found it crossing into the next page, and ended the
                 // block before it (it starts the next block, whole). The
@@ -408,7 +455,14 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
             };
         }
         let info = classify(&decoded);
-        writes = info.mem.writes.counts().next().is_some() || info.mem.dynamic.is_some();
+        // A REP string instruction is not one (it ends its block, which
+        // QEMU enters again at it for each iteration).
+        writes = info.mem.writes.counts().next().is_some()
+            || matches!(
+                info.mem.dynamic,
+                Some(DynamicMem::Masked | DynamicMem::GatherScatter | DynamicMem::StateDependent)
+            );
+        first_writes |= i == 0 && writes;
         if full_width_masked_load(&decoded) {
             // SAFETY: registering a callback without user data.
             unsafe {
@@ -447,16 +501,14 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
         view().word(word::OVERFLOW).fetch_add(1, Ordering::Relaxed);
     }
     let end = block_end(last.as_ref(), after_last);
+    // QEMU runs each iteration of a REP string instruction as a block
+    // that ends by going back to it.
+    let rep_at = last.filter(rep_string).map(|i| i.ip());
+    let unseen = matches!(end, End::IndirectCall { .. } | End::Other)
+        || last.is_some_and(|i| i.mnemonic() == iced_x86::Mnemonic::Syscall);
     let taken_counter = match end {
         End::Cond { .. } => prof::counters(1),
         _ => prof::NONE,
-    };
-    // QEMU may leave a block half-way (cut.rs): its instructions, when no
-    // marker splits it, and whether it is one that may write.
-    let insns = if sites.is_empty() && n > 0 {
-        super::cut::Insns::leak(&head.insns)
-    } else {
-        std::ptr::null()
     };
     let (items, head_piece) = head.freeze(prof::counters(1));
     let mut pieces = vec![head_piece];
@@ -466,11 +518,19 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
         taken_counter,
         start,
         taken: match end {
-            End::Cond { taken, .. } => taken,
-            _ => u64::MAX,
+            End::Cond { taken, .. }
+            | End::Jump { target: taken }
+            | End::Call { target: taken, .. } => taken,
+            _ => rep_at.unwrap_or(u64::MAX),
         },
-        insns,
-        alone_write: n == 1 && writes,
+        len: u32::try_from(after_last.wrapping_sub(start)).unwrap_or(0),
+        flags: if n == 1 && writes {
+            prof::ALONE_WRITE
+        } else {
+            0
+        } | if first_writes { prof::FIRST_WRITES } else { 0 }
+            | if unseen { prof::GOES_UNSEEN } else { 0 }
+            | if sites.is_empty() { 0 } else { prof::MARKED },
     }));
     // SAFETY: the data lives for the rest of the process.
     unsafe {
@@ -508,6 +568,39 @@ unsafe fn translate(tb: *mut qemu_plugin_tb) {
         fall_counter: None,
         pieces,
     }));
+}
+
+/// The instructions of the block translated at `start`, `len` bytes
+/// without a region marker, as [`translate`] profiled them, decoded again
+/// from the program's memory (cut.rs); none where it cannot be read.
+pub fn instructions(start: u64, len: u32) -> Vec<profile::Insn> {
+    let code = read_guest(start, len as usize);
+    if code.len() != len as usize {
+        return Vec::new();
+    }
+    let mut p = Profile::default();
+    let mut at = 0;
+    while at < code.len() {
+        let pc = start + at as u64;
+        match flopscope_isa::decode_one(&code[at..], pc) {
+            Some(d) => {
+                p.add_insn(pc, &classify(&d));
+                at += d.len();
+            }
+            None => {
+                // Undecodable here: its length as QEMU took it is unknown,
+                // and so are the instructions after it.
+                p.add_plain(pc);
+                break;
+            }
+        }
+    }
+    p.insns
+}
+
+/// Whether `i` is a string instruction with a REP, REPE or REPNE prefix.
+fn rep_string(i: &iced_x86::Instruction) -> bool {
+    i.is_string_instruction() && (i.has_rep_prefix() || i.has_repe_prefix() || i.has_repne_prefix())
 }
 
 /// How a block whose last instruction is `last` ends (`next`: the address
