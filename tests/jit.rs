@@ -248,3 +248,59 @@ fn erlang_beam_code_written_through_its_second_view_is_counted() {
         .and_then(|n| n.parse::<u64>().ok());
     assert!(caught.is_some_and(|n| n > 0), "no writes caught: {notes}");
 }
+
+/// QEMU's user mode, a JIT itself (it translates its guest's code into a
+/// buffer of its own and rewrites the jumps between translations; it
+/// write-protects the guest's pages of code and, from its SIGSEGV handler,
+/// invalidates what a write there changed), run under the native engine
+/// with guests that rewrite their own code, use threads and signal
+/// handlers, or end with a status. It died of SIGSEGV at its first write
+/// into its code buffer from that handler (SIGSEGV blocked there: the
+/// engine's write-protection fault killed it); its guests loaded the
+/// runtime through the `LD_PRELOAD` they were given, and counted
+/// themselves into the same file (QEMU running a triad counted the
+/// guest's 2,000,000 FLOP besides its own few hundred). Each guest now
+/// runs as under QEMU alone, with the same output and exit status, and
+/// the report is complete.
+#[test]
+fn qemu_user_mode_runs_under_the_native_engine() {
+    let qemu = Path::new("/usr/bin/qemu-x86_64");
+    let guests = [
+        (
+            build(
+                "native/code_written_with_segv_blocked.c",
+                &["-O2", "-pthread"],
+            ),
+            vec!["1000"],
+        ),
+        (
+            build("native/smc_loop.c", &["-O2"]),
+            vec!["1001", "branchy"],
+        ),
+        (build("exit3.c", &["-O2"]), vec![]),
+        // The environment the guest gets: as under QEMU alone.
+        (PathBuf::from("/usr/bin/printenv"), vec!["LD_PRELOAD"]),
+    ];
+    for (guest, args) in &guests {
+        let alone = std::process::Command::new(qemu)
+            .arg(guest)
+            .args(args)
+            .output()
+            .expect("running qemu-x86_64");
+        let mut all = vec![guest.display().to_string()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        let what = format!("qemu-x86_64 {}", all.join(" "));
+        let run = count_with("native", qemu, &all, &[]);
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (
+                alone.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&alone.stdout).as_ref()
+            ),
+            "{what} under the native engine, against QEMU alone:\n{}",
+            run.stderr
+        );
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["complete"], true, "{what}: {:?}", r.warnings());
+    }
+}

@@ -1255,6 +1255,64 @@ fn crash_keeps_the_counts_and_the_signal() {
     f.assert_none();
 }
 
+/// SIGSEGV raised by the program itself (si_code SI_TKILL), default
+/// action: the engine's fatal handler took it for a fault, which comes
+/// again when the handler returns, and returned; the program went on past
+/// `raise` ("survived"). QEMU's user mode ends this way on a guest crash,
+/// then waits in `sigsuspend`: it waited for good.
+#[test]
+fn a_sigsegv_the_program_raises_ends_it_as_natively() {
+    let exe = build("native/raise_segv.c", &["-O1"]);
+    let n = 1000u64;
+    let run = count_with("native", &exe, &[n.to_string()], &[]);
+    assert_eq!(
+        run.code,
+        128 + 11,
+        "flopscope's exit code:\n{}{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        !run.stdout.contains("survived"),
+        "the program went on past raise: {}",
+        run.stdout
+    );
+    let r = run.report.expect("a report for the ended program");
+    assert_eq!(
+        (&r.0["exit_status"], &r.0["complete"]),
+        (&"signal:SIGSEGV".into(), &false.into())
+    );
+    let ops = r.flop_by_op();
+    assert_eq!(
+        (ops.get("mul"), ops.get("add"), r.flop("total")),
+        (Some(&n), Some(&n), 2 * n)
+    );
+}
+
+/// The program sees its own `LD_PRELOAD`, without the runtime in it: QEMU's
+/// user mode passed it on to its guest, whose dynamic loader then loaded
+/// the runtime under emulation, which counted the guest into the same
+/// counter file (jit::qemu_user_mode_...). Programs it execs are still
+/// taken over (processes::).
+#[test]
+fn the_program_sees_its_own_ld_preload_only() {
+    let printenv = Path::new("/usr/bin/printenv");
+    let own = "/lib/x86_64-linux-gnu/libm.so.6";
+    for (set, shown) in [(None, ""), (Some(own), own)] {
+        let env: Vec<(&str, &str)> = set.iter().map(|v| ("LD_PRELOAD", *v)).collect();
+        let run = count_with("native", printenv, &["LD_PRELOAD"], &env);
+        let want_code = if set.is_some() { 0 } else { 1 };
+        assert_eq!(
+            (run.code, run.stdout.trim_end()),
+            (want_code, shown),
+            "printenv LD_PRELOAD with LD_PRELOAD {set:?}:\n{}",
+            run.stderr
+        );
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+    }
+}
+
 #[test]
 fn exit_status_passes_through() {
     let exe = build("exit3.c", &["-O2"]);
@@ -1377,6 +1435,116 @@ fn a_loop_rewriting_itself_every_iteration_runs_each_rewrite_at_once() {
                 }
             }
         }
+    }
+    f.assert_none();
+}
+
+/// Code rewritten while SIGSEGV is blocked (kernels/native/
+/// code_written_with_segv_blocked.c): by a thread that blocked every
+/// signal, by a SIGUSR1 handler whose action blocks every signal, and by a
+/// SIGSEGV handler installed without SA_NODEFER (as QEMU's user mode does).
+/// The engine's write-protection fault came blocked, and the kernel killed
+/// the process with no counts written (SIGSEGV, 0 FLOP); now every version
+/// runs and is counted, equal to the emulate engine, and the actions read
+/// back as the program set them.
+#[test]
+fn code_rewritten_with_sigsegv_blocked_runs_and_counts_every_version() {
+    let exe = build(
+        "native/code_written_with_segv_blocked.c",
+        &["-O2", "-pthread"],
+    );
+    let n = 1000i64;
+    let mut f = Failures::default();
+    let mut generated = Vec::new();
+    for engine in ["native", "emulate"] {
+        let what = format!("code_written_with_segv_blocked {n} under {engine}");
+        let run = count_with(engine, &exe, &[n.to_string()], &[]);
+        let Some(r) = run.report.filter(|_| run.code == 0) else {
+            f.push(format!("{what}: exit {}\n{}", run.code, run.stderr));
+            continue;
+        };
+        let ops = r.flop_by_op();
+        let got = |k: &str| ops.get(k).copied().unwrap_or(0) as i64;
+        // Generated: N multiplies, N adds, N multiplies, N adds; main adds
+        // each of the 4 N results.
+        f.equal(&format!("{what}: multiplies"), 2 * n, got("mul"));
+        f.equal(&format!("{what}: adds"), 6 * n, got("add"));
+        let code = anonymous_code(&r);
+        f.equal(
+            &format!("{what}: FLOP of the generated code"),
+            4 * n,
+            code.map_or(-1, |c| c[1] as i64),
+        );
+        if run.stdout != format!("{:.1}\n", 10.5 * n as f64) {
+            f.push(format!("{what}: the program printed {:?}", run.stdout));
+        }
+        if r.0["complete"] != true || !r.warnings().is_empty() {
+            f.push(format!(
+                "{what}: complete {}, warnings {:?}",
+                r.0["complete"],
+                r.warnings()
+            ));
+        }
+        generated.push(code);
+    }
+    if let [a, b] = &generated[..] {
+        if a != b {
+            f.push(format!(
+                "the generated code's rows differ: native {a:?}, emulate {b:?}"
+            ));
+        }
+    }
+    f.assert_none();
+}
+
+/// A SIGSEGV handler, installed without SA_NODEFER, that faults itself
+/// dies of SIGSEGV natively. The engine leaves SIGSEGV deliverable in the
+/// program's handlers (above), so it takes a fault at the instruction the
+/// handler was entered for, just below it on the stack, as that death:
+/// the counts are written (they were lost: the kernel killed the process)
+/// and the program does not enter its handler until its stack is gone.
+#[test]
+fn a_fault_inside_a_sigsegv_handler_ends_the_program_with_its_counts() {
+    let exe = build("native/segv_in_segv_handler.c", &["-O1"]);
+    let n = 1000u64;
+    let mut f = Failures::default();
+    for engine in ["native", "emulate"] {
+        let what = format!("segv_in_segv_handler {n} under {engine}");
+        let run = count_with(engine, &exe, &[n.to_string()], &[]);
+        let Some(r) = run.report else {
+            f.push(format!(
+                "{what}: no report, exit {}\n{}",
+                run.code, run.stderr
+            ));
+            continue;
+        };
+        f.equal(
+            &format!("{what}: flopscope's exit code"),
+            128 + 11,
+            run.code as i64,
+        );
+        if r.0["exit_status"] != "signal:SIGSEGV" || r.0["complete"] != false {
+            f.push(format!(
+                "{what}: exit_status {}, complete {}",
+                r.0["exit_status"], r.0["complete"]
+            ));
+        }
+        let ops = r.flop_by_op();
+        f.equal(
+            &format!("{what}: multiplies"),
+            n as i64,
+            *ops.get("mul").unwrap_or(&0) as i64,
+        );
+        f.equal(
+            &format!("{what}: adds"),
+            n as i64,
+            *ops.get("add").unwrap_or(&0) as i64,
+        );
+        f.equal(
+            &format!("{what}: FLOP"),
+            2 * n as i64,
+            r.flop("total") as i64,
+        );
     }
     f.assert_none();
 }

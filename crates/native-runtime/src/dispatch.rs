@@ -44,7 +44,7 @@ pub unsafe extern "C" fn fs_dispatch(
     target
 }
 
-fn dispatch(ctx: &mut Context, exit: &Exit, masked: Option<u64>) -> u64 {
+fn dispatch(ctx: &mut Context, exit: &Exit, mut masked: Option<u64>) -> u64 {
     if debug() {
         crate::stats::add_entry();
         if every_entry() {
@@ -78,7 +78,7 @@ fn dispatch(ctx: &mut Context, exit: &Exit, masked: Option<u64>) -> u64 {
                 let env = crate::exec_env::add_engine_env(ctx);
                 let in_host = loader::exec_in_host(ctx);
                 let fork_tls = hostfs::fork_tls(ctx);
-                let r = syscalls::handle(ctx, *next, masked);
+                let r = syscalls::handle(ctx, *next, &mut masked);
                 if let Some(exec) = in_host {
                     exec.restore(ctx);
                 }

@@ -13,6 +13,11 @@
 //! program's own gets the runtime's list in front); the program's own
 //! pointer is given back if the exec fails. Under `--no-follow` nothing is
 //! added.
+//!
+//! The program itself no longer sees the runtime in its `LD_PRELOAD`
+//! ([`hide_runtime`]): a program that passes its environment on to code it
+//! loads without exec (QEMU's user mode to its guest) loaded the runtime
+//! into that code too, which then counted itself into the same file.
 
 use crate::sys;
 use std::sync::OnceLock;
@@ -39,6 +44,63 @@ pub fn capture() {
             })
             .collect(),
     );
+}
+
+/// Takes the runtime (the first entry of the `LD_PRELOAD` flopscope set)
+/// out of the program's `LD_PRELOAD`, and the variable out of the
+/// environment if nothing else is left in it, once [`capture`] has kept
+/// it for the programs the counted one execs. Edits the environment in
+/// place (the value only gets shorter), before the program runs.
+///
+/// # Safety
+/// `envp`: the process's environment array (the C library's `environ`),
+/// with one thread running.
+pub unsafe fn hide_runtime(envp: *mut *mut u8) {
+    let Some(runtime) = KEPT.get().and_then(|kept| {
+        let e = kept.iter().find(|e| name(e) == b"LD_PRELOAD")?;
+        let list = &e[b"LD_PRELOAD=".len()..e.len() - 1];
+        list.split(|b| *b == b':')
+            .next()
+            .filter(|r| !r.is_empty())
+            .map(<[u8]>::to_vec)
+    }) else {
+        return;
+    };
+    let mut at = envp;
+    // SAFETY: a NULL-terminated array of NUL-terminated strings, per the
+    // contract; each edit shortens its string in place.
+    unsafe {
+        while !(*at).is_null() {
+            let entry = *at;
+            let len = libc::strlen(entry.cast());
+            let text = std::slice::from_raw_parts_mut(entry, len + 1);
+            if name(text) == b"LD_PRELOAD" {
+                let start = b"LD_PRELOAD=".len();
+                let value = &text[start..len];
+                let kept: Vec<u8> = value
+                    .split(|b| *b == b':' || *b == b' ')
+                    .filter(|v| !v.is_empty() && *v != runtime.as_slice())
+                    .collect::<Vec<_>>()
+                    .join(&b':');
+                if kept.len() == value.len() {
+                    return;
+                }
+                if kept.is_empty() {
+                    // Every later pointer moves up one, the NULL included.
+                    let mut p = at;
+                    while !(*p).is_null() {
+                        *p = *p.add(1);
+                        p = p.add(1);
+                    }
+                } else {
+                    text[start..start + kept.len()].copy_from_slice(&kept);
+                    text[start + kept.len()] = 0;
+                }
+                return;
+            }
+            at = at.add(1);
+        }
+    }
 }
 
 /// An exec's environment as the engine rewrote it: the arrays it points

@@ -10,6 +10,7 @@
 //! gs:[0x90..0xa0]      a static program's fs while in the runtime, and the host's (hostfs.rs)
 //! gs:[0xa0..0xd8]      the program's registers while `fs_unmask_and_go` makes its system call
 //! gs:[0xd8..0x900]     signals deferred while the dispatcher translates (signals.rs, `defer`)
+//! gs:[0x900..0x910]    where the program's SIGSEGV handler was last entered for a fault
 //! gs:[COUNTERS + 8*s]  counter slot s (block executions, active lanes, REP iterations)
 //! ```
 
@@ -66,6 +67,12 @@ pub const XSAVE_STEP: i32 = 0xf8;
 pub const DEFER_INFO: i32 = 0x100;
 pub const DEFER_SLOTS: usize = 14;
 const _: () = assert!(DEFER_INFO as usize + 128 * DEFER_SLOTS <= 0x900);
+/// Where the program's SIGSEGV handler was last entered for a fault (the
+/// faulting instruction, then the stack pointer), until a handler returns:
+/// a fault nested in that handler is fatal, as natively (signals.rs,
+/// `segv_next`).
+pub const SEGV_PC: i32 = 0x900;
+pub const SEGV_RSP: i32 = 0x908;
 /// Header words copied when `gs` moves to another bank of the same thread.
 pub const KEPT: std::ops::Range<usize> = 0..0x78;
 

@@ -139,6 +139,11 @@ pub unsafe extern "C" fn fs_takeover(
     let counted = match std::env::var_os(OUT_ENV) {
         Some(path) => {
             exec_env::capture();
+            if program.is_none() {
+                // SAFETY: the kernel's initial environment, the C library's
+                // `environ`; one thread runs.
+                unsafe { exec_env::hide_runtime(envp) };
+            }
             take_over(&path.to_string_lossy(), ret_slot, program.as_ref())
         }
         None => Err(None),
@@ -211,6 +216,7 @@ fn start(t0: u64, ret_slot: *const u64, program: Option<&loader::Request>) -> Re
             .as_bytes(),
         );
     }
+    signals::unblock_segv();
     signals::install_fatal();
     if let Some(dir) = std::env::var_os(SAMPLES_ENV).filter(|d| !d.is_empty()) {
         if let Err(e) = sampling::start(&dir.to_string_lossy(), th.index) {

@@ -30,15 +30,18 @@
 //!   crashed program gets a partial report), then take their default action.
 //! - SIGSEGV enters `fs_segv_entry` whatever the program set: a write to a
 //!   page the engine write-protected (written_code.rs) is handled there and
-//!   never reaches the program; other faults go on to the program's handler
-//!   or the fatal one ([`SEGV_NEXT`]).
+//!   never reaches the program (a SIGSEGV sent by `kill`, si_code <= 0, is
+//!   never taken for one: its context holds the last fault's address);
+//!   other faults go on to the program's handler or the fatal one
+//!   ([`SEGV_NEXT`]). Its action always has SA_SIGINFO, for the kernel to
+//!   write that si_code.
 
 use crate::dispatch::{gs_word, set_gs_word};
 use crate::header;
 use crate::sys::{self, syscall6};
 use crate::{out, translator};
 use std::arch::global_asm;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 const NSIG: usize = 65;
 /// The cache address of each signal's handler (read by fs_signal_entry).
@@ -53,6 +56,19 @@ static SEGV_NEXT: AtomicU64 = AtomicU64::new(0);
 /// engine emulates: the engine's entry must stay installed).
 static SEGV_RESETHAND: AtomicBool = AtomicBool::new(false);
 pub const SA_RESETHAND: u64 = 0x8000_0000;
+const SA_NODEFER: u64 = 0x4000_0000;
+/// What the engine changed in the action the program set for each signal
+/// ([`keep_segv_deliverable`]), so that it reads back as set.
+static CHANGED: [AtomicU8; NSIG] = [const { AtomicU8::new(0) }; NSIG];
+/// SIGSEGV taken out of the handler's mask.
+const UNMASKED_SEGV: u8 = 1;
+/// SA_NODEFER added to SIGSEGV's own action.
+const ADDED_NODEFER: u8 = 2;
+/// SA_SIGINFO added to SIGSEGV's own action.
+const ADDED_SIGINFO: u8 = 4;
+/// How far below the fault it was entered for a fault in the program's
+/// SIGSEGV handler may be to count as nested in it ([`segv_next`]).
+const NESTED_FAULT_SPAN: u64 = 64 << 10;
 
 /// Faults: the engine's own code must still get them, so they are never
 /// blocked in the dispatcher nor deferred.
@@ -101,10 +117,14 @@ fs_segv_entry:
     push rdi
     push rsi
     push rdx
+    cmp dword ptr [rsi + 8], 0
+    jle 2f
     mov rdi, rdx
     call {write_fault}
     test rax, rax
     jnz 1f
+2:
+    mov rdi, [rsp]
     call {segv_next}
     pop rdx
     pop rsi
@@ -118,10 +138,34 @@ fs_segv_entry:
     segv_next = sym segv_next,
 );
 
-/// Where a SIGSEGV that is not the engine's goes (`fs_segv_entry`), with
-/// SA_RESETHAND applied.
-extern "C" fn segv_next() -> u64 {
+/// Where a SIGSEGV that is not the engine's goes (`fs_segv_entry`, `uc`
+/// its context), with SA_RESETHAND applied.
+///
+/// The program's handler runs with SIGSEGV deliverable even where the
+/// program asked for it blocked ([`keep_segv_deliverable`]). Natively a
+/// fault inside such a handler kills the process; here it would enter the
+/// handler again, and again, until the stack overflowed and the kernel
+/// killed the process with no counts written. So a fault at the same
+/// instruction as the one the handler was entered for, on the same stack
+/// just below it (the handler's own frame lies there), while that handler
+/// has not returned, is taken as natively: the fatal handler writes the
+/// counts, and the process dies of SIGSEGV. (The handler has then run
+/// once more than natively, up to its fault.)
+extern "C" fn segv_next(uc: u64) -> u64 {
     let next = SEGV_NEXT.load(Ordering::Acquire);
+    if next == fs_signal_entry as *const () as u64
+        && CHANGED[libc::SIGSEGV as usize].load(Ordering::Acquire) & ADDED_NODEFER != 0
+    {
+        // SAFETY: the kernel's context of this fault.
+        let (pc, rsp) = unsafe { (*pc_word(uc), *((uc as usize + UC_RSP) as *const u64)) };
+        let (last_pc, last_rsp) = (gs_word(header::SEGV_PC), gs_word(header::SEGV_RSP));
+        if pc == last_pc && rsp < last_rsp && last_rsp - rsp < NESTED_FAULT_SPAN {
+            set_gs_word(header::SEGV_PC, 0);
+            return fatal_handler as *const () as u64;
+        }
+        set_gs_word(header::SEGV_PC, pc);
+        set_gs_word(header::SEGV_RSP, rsp);
+    }
     if SEGV_RESETHAND.swap(false, Ordering::AcqRel) {
         SEGV_NEXT.store(fatal_handler as *const () as u64, Ordering::Release);
         APP_HANDLER[libc::SIGSEGV as usize].store(0, Ordering::Release);
@@ -460,6 +504,8 @@ pub fn back_to_cache(uc: u64) -> Result<(), String> {
 
 /// Restores the words the entry saved (the handler is returning).
 pub fn before_sigreturn() {
+    // A SIGSEGV handler that returns has dealt with its fault ([`segv_next`]).
+    set_gs_word(header::SEGV_PC, 0);
     let p = gs_word(header::SIGSAVE);
     if p & 4095 < ENTRY {
         return;
@@ -529,6 +575,81 @@ pub fn unblock(old: Option<u64>) {
     }
 }
 
+/// The program's `rt_sigprocmask`. SIGSEGV is left out of every mask the
+/// program sets ([`keep_segv_deliverable`] says why), so the mask it reads
+/// back never holds it. `masked`: the program's mask while the dispatcher
+/// blocks signals, which the dispatcher restores as it leaves: the call
+/// then changes that, as the kernel would (SIGKILL and SIGSTOP stay
+/// unblocked); else the kernel performs it.
+pub fn sigprocmask(a: [u64; 6], masked: &mut Option<u64>) -> i64 {
+    let (how, set, oldset, size) = (a[0], a[1], a[2], a[3]);
+    if size != 8 {
+        // SAFETY: the kernel rejects it.
+        return unsafe { syscall6(libc::SYS_rt_sigprocmask as u64, a) };
+    }
+    let mut wanted = 0u64;
+    if set != 0 {
+        let mut b = [0u8; 8];
+        if sys::read_self(set, &mut b) != 8 {
+            return -(libc::EFAULT as i64);
+        }
+        wanted = u64::from_le_bytes(b) & !segv_bit();
+    }
+    let Some(mask) = masked else {
+        let set = if set != 0 {
+            &wanted as *const u64 as u64
+        } else {
+            0
+        };
+        // SAFETY: the program's call, its set without SIGSEGV.
+        return unsafe { syscall6(libc::SYS_rt_sigprocmask as u64, [how, set, oldset, 8, 0, 0]) };
+    };
+    let old = *mask;
+    if set != 0 {
+        const UNBLOCKABLE: u64 = 1 << (libc::SIGKILL - 1) | 1 << (libc::SIGSTOP - 1);
+        *mask = match how as i32 {
+            libc::SIG_BLOCK => old | wanted,
+            libc::SIG_UNBLOCK => old & !wanted,
+            libc::SIG_SETMASK => wanted,
+            _ => return -(libc::EINVAL as i64),
+        } & !UNBLOCKABLE;
+    }
+    if oldset != 0 && sys::write_self(oldset, &old.to_le_bytes()) != 8 {
+        return -(libc::EFAULT as i64);
+    }
+    0
+}
+
+/// The mask a returning handler's frame restores, without SIGSEGV (the
+/// handler may have added it to the frame's `uc_sigmask`).
+pub fn keep_segv_unblocked_after(uc: u64) {
+    // SAFETY: the frame's ucontext, at the program's rsp; the mask's first
+    // word holds signals 1 to 64.
+    unsafe {
+        let mask = std::ptr::addr_of_mut!((*(uc as *mut libc::ucontext_t)).uc_sigmask) as *mut u64;
+        *mask &= !segv_bit();
+    }
+}
+
+/// At the take-over: a mask inherited across `exec` may block SIGSEGV.
+pub fn unblock_segv() {
+    let set = segv_bit();
+    // SAFETY: changes this thread's mask only.
+    unsafe {
+        syscall6(
+            libc::SYS_rt_sigprocmask as u64,
+            [
+                libc::SIG_UNBLOCK as u64,
+                &set as *const u64 as u64,
+                0,
+                8,
+                0,
+                0,
+            ],
+        )
+    };
+}
+
 /// `struct sigaction` as the kernel takes it.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
@@ -576,6 +697,7 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
         return unsafe { syscall6(libc::SYS_rt_sigaction as u64, a) };
     }
     let old_app = APP_HANDLER[sig].load(Ordering::Acquire);
+    let old_changed = CHANGED[sig].load(Ordering::Acquire);
     if sig == libc::SIGPROF as usize && act != 0 && crate::sampling::owns_sigprof() {
         // SAFETY: the program passed a struct sigaction.
         let h = unsafe { (*(act as *const KernelSigaction)).handler };
@@ -584,11 +706,12 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
             // its timers' follow the program's choice (sampling.rs).
             if oact != 0 {
                 let mut old = crate::sampling::current_action();
-                as_the_program_set_it(&mut old, old_app);
+                as_the_program_set_it(&mut old, old_app, old_changed);
                 // SAFETY: the program passed room for the old action.
                 unsafe { *(oact as *mut KernelSigaction) = old };
             }
             APP_HANDLER[sig].store(h, Ordering::Release);
+            CHANGED[sig].store(0, Ordering::Release);
             crate::sampling::unshare();
             return 0;
         }
@@ -619,6 +742,11 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
     if sig == libc::SIGSEGV as usize && act != 0 {
         route_segv(&mut mine);
     }
+    let changed = if act != 0 {
+        keep_segv_deliverable(sig, &mut mine)
+    } else {
+        old_changed
+    };
     let act_arg = if act != 0 {
         &mine as *const _ as u64
     } else {
@@ -634,8 +762,13 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
     if r == 0 {
         if oact != 0 {
             // SAFETY: the kernel just wrote it.
-            as_the_program_set_it(unsafe { &mut *(oact as *mut KernelSigaction) }, old_app);
+            as_the_program_set_it(
+                unsafe { &mut *(oact as *mut KernelSigaction) },
+                old_app,
+                old_changed,
+            );
         }
+        CHANGED[sig].store(changed, Ordering::Release);
         if let Some(h) = new_handler {
             APP_HANDLER[sig].store(h, Ordering::Release);
         }
@@ -644,10 +777,20 @@ pub fn sigaction(a: [u64; 6]) -> i64 {
 }
 
 /// `o`, an action the kernel holds, as the program set it (`old_app` its
-/// handler): the runtime's sampling handler alone stands for none set; the
-/// entry sharing SIGPROF (sampling.rs) and the runtime's other entries for
-/// the program's handler, with the program's flags and mask.
-fn as_the_program_set_it(o: &mut KernelSigaction, old_app: u64) {
+/// handler, `changed` what [`keep_segv_deliverable`] changed in it): the
+/// runtime's sampling handler alone stands for none set; the entry sharing
+/// SIGPROF (sampling.rs) and the runtime's other entries for the program's
+/// handler, with the program's flags and mask.
+fn as_the_program_set_it(o: &mut KernelSigaction, old_app: u64, changed: u8) {
+    if changed & UNMASKED_SEGV != 0 {
+        o.mask |= segv_bit();
+    }
+    if changed & ADDED_NODEFER != 0 {
+        o.flags &= !SA_NODEFER;
+    }
+    if changed & ADDED_SIGINFO != 0 {
+        o.flags &= !SA_SIGINFO;
+    }
     if o.handler == crate::sampling::handler_address() {
         *o = KernelSigaction {
             handler: old_app,
@@ -675,6 +818,36 @@ fn route_segv(action: &mut KernelSigaction) {
     action.flags &= !SA_RESETHAND;
     SEGV_NEXT.store(next, Ordering::Release);
     action.handler = fs_segv_entry as *const () as u64;
+}
+
+fn segv_bit() -> u64 {
+    1 << (libc::SIGSEGV - 1)
+}
+
+/// SIGSEGV is never blocked by a handler's action, the program's or the
+/// engine's (and SIGSEGV's own action has SA_SIGINFO, see below): a write
+/// into a page of code the engine write-protected faults, and a fault the
+/// kernel finds blocked kills the process. A handler that
+/// writes code (QEMU's SIGSEGV handler invalidates its translations,
+/// which rewrites the jumps between them) must still get its writes
+/// through. Returns what was changed, for the action to read back as set.
+fn keep_segv_deliverable(sig: usize, action: &mut KernelSigaction) -> u8 {
+    let mut changed = 0;
+    if action.mask & segv_bit() != 0 {
+        action.mask &= !segv_bit();
+        changed |= UNMASKED_SEGV;
+    }
+    if sig == libc::SIGSEGV as usize && action.flags & SA_NODEFER == 0 {
+        action.flags |= SA_NODEFER;
+        changed |= ADDED_NODEFER;
+    }
+    // `fs_segv_entry` reads the si_code, which the kernel writes only with
+    // SA_SIGINFO; a handler without it gets the same registers on x86-64.
+    if sig == libc::SIGSEGV as usize && action.flags & SA_SIGINFO == 0 {
+        action.flags |= SA_SIGINFO;
+        changed |= ADDED_SIGINFO;
+    }
+    changed
 }
 
 fn fatal_action() -> KernelSigaction {
@@ -718,7 +891,12 @@ pub fn install_fatal() {
 }
 
 extern "C" fn fatal_handler(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
-    let synchronous = FAULTS.contains(&sig);
+    // A fault comes again when the handler returns; the same signal sent
+    // by `kill` or `raise` (si_code <= 0: SI_USER, SI_TKILL, SI_QUEUE) does
+    // not, and is raised again below (QEMU's user mode ends that way, then
+    // waits in `sigsuspend`: it waited for good).
+    // SAFETY: the kernel's siginfo of this signal.
+    let synchronous = FAULTS.contains(&sig) && unsafe { (*info).si_code } > 0;
     if !synchronous && gs_word(header::DEFER) != 0 {
         // In a translation exit, which may hold the translator's lock that
         // writing the counts takes: after it, as the program's handlers.

@@ -9,6 +9,7 @@
 //! - `execve`/`execveat`: counts written first (the exec'd program, if it
 //!   is dynamically linked, is taken over again and counted in its own file).
 //! - `rt_sigaction`, `rt_sigreturn`: handlers run in the cache (signals.rs).
+//! - `rt_sigprocmask`: SIGSEGV is never blocked (signals.rs).
 //! - `arch_prctl` on gs: the engine's own register; refused clearly.
 //! - `mprotect`, `pkey_mprotect`, `munmap`, `mremap` and `mmap` with
 //!   MAP_FIXED: the engine's protection of the range is gone, and the
@@ -41,6 +42,7 @@ pub static SPECIAL: [AtomicU8; 512] = {
         libc::SYS_execve,
         libc::SYS_execveat,
         libc::SYS_rt_sigaction,
+        libc::SYS_rt_sigprocmask,
         libc::SYS_rt_sigreturn,
         libc::SYS_arch_prctl,
         libc::SYS_munmap,
@@ -60,7 +62,8 @@ pub static SPECIAL: [AtomicU8; 512] = {
 };
 
 /// `masked`: the program's signal mask while the dispatcher blocks signals.
-pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, String> {
+/// `rt_sigprocmask` changes it.
+pub fn handle(ctx: &mut Context, next: u64, masked: &mut Option<u64>) -> Result<u64, String> {
     let nr = ctx.rax as i64;
     let a = [ctx.rdi, ctx.rsi, ctx.rdx, ctx.r10, ctx.r8, ctx.r9];
     let raw = |nr: i64, a: [u64; 6]| {
@@ -69,7 +72,7 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
     };
     let ret = match nr {
         libc::SYS_clone3 => -(libc::ENOSYS as i64),
-        libc::SYS_clone if a[0] & CLONE_VM != 0 && a[1] != 0 => new_thread(ctx, next, a, masked)?,
+        libc::SYS_clone if a[0] & CLONE_VM != 0 && a[1] != 0 => new_thread(ctx, next, a, *masked)?,
         libc::SYS_clone | libc::SYS_fork | libc::SYS_vfork => {
             let r = crate::fork::holding_locks(|| {
                 if nr == libc::SYS_clone {
@@ -110,21 +113,23 @@ pub fn handle(ctx: &mut Context, next: u64, masked: Option<u64>) -> Result<u64, 
             out::note_end(ProcessEnd::Exec);
             out::flush(true);
             sampling::before_exec();
-            signals::unblock(masked);
+            signals::unblock(*masked);
             let r = raw(nr, a);
             sampling::exec_failed();
-            signals::block_again(masked);
+            signals::block_again(*masked);
             // The exec failed: the program goes on.
             out::note_end(ProcessEnd::NotSeen);
             out::flush(false);
             r
         }
         libc::SYS_rt_sigaction => signals::sigaction(a),
+        libc::SYS_rt_sigprocmask => signals::sigprocmask(a, masked),
         libc::SYS_rt_sigreturn => {
             let errno = crate::hostfs::errno();
             let frame = gs_word(header::APP_RSP);
             // The handler returned (rsp past its return address: the
             // frame's ucontext).
+            signals::keep_segv_unblocked_after(frame);
             if let Err(e) = signals::back_to_cache(frame) {
                 fatal(next, &e);
             }
