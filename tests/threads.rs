@@ -2,6 +2,7 @@
 //! of threads, every time, and the per-thread rows add up to the total.
 
 use crate::support::*;
+use std::path::Path;
 
 const OMP: &[&str] = &["-O2", "-fopenmp"];
 const N: u64 = 1000;
@@ -105,8 +106,17 @@ fn thousands_of_short_lived_threads_lose_no_counts() {
         (&dynamic, "emulate"),
         (&fixed, "native"),
     ] {
+        // The emulate engine's rows are per vCPU index, which QEMU reuses:
+        // neither limit applies to it, the totals are the check, and 1,000
+        // threads make them (QEMU 7.2 is slow to start threads, and each
+        // start is a chance of its plugin bug, below).
+        let threads = if engine == "emulate" { 1000 } else { threads };
         let args = [threads.to_string(), k.to_string(), "fork".into()];
-        let r = count_ok_with(engine, exe, &args, &[]);
+        let r = if engine == "emulate" {
+            count_ok_despite_qemus_plugin_bug(exe, &args)
+        } else {
+            count_ok_with(engine, exe, &args, &[])
+        };
         let what = format!("{engine}, {exe:?}: {threads} threads of {k} adds");
         // Each thread's K adds, and main's one add of each thread's sum; then
         // a forked child's 4 threads (its table full of its parent's states).
@@ -157,6 +167,29 @@ fn thousands_of_short_lived_threads_lose_no_counts() {
         "sampled: {}",
         r.0["sampling"]
     );
+}
+
+/// A run under the emulate engine that must succeed. QEMU 7.2's plugin
+/// core sometimes aborts in a run of thousands of short-lived threads
+/// ("qemu_plugin_vcpu_mem_cb: code should not be reached": the memory
+/// callbacks of an earlier translation block left in place, which later
+/// QEMU versions clear): twice in about twenty runs of the suite, never in
+/// 135 runs of the command alone. Such a run is made once more, and the
+/// test says so on stderr; any other failure fails it.
+fn count_ok_despite_qemus_plugin_bug(exe: &Path, args: &[String]) -> Report {
+    let run = count_with("emulate", exe, args, &[]);
+    if run.code != 0
+        && run
+            .stderr
+            .contains("qemu_plugin_vcpu_mem_cb: code should not be reached")
+    {
+        eprintln!(
+            "NOTE {exe:?} {args:?}: QEMU 7.2 aborted in its plugin core (a QEMU bug, see \
+             README, Limits); running it once more"
+        );
+        return count_ok_with("emulate", exe, args, &[]);
+    }
+    ok_report(run, exe, args)
 }
 
 /// unaligned_atomic.c: QEMU runs an unaligned atomic alone (the other

@@ -264,7 +264,11 @@ pub fn count_ok_with<A: AsRef<OsStr>>(
     args: &[A],
     env: &[(&str, &str)],
 ) -> Report {
-    let run = count_with(engine, exe, args, env);
+    ok_report(count_with(engine, exe, args, env), exe, args)
+}
+
+/// The report of `run` (of `exe args`), which must have succeeded.
+pub fn ok_report<A: AsRef<OsStr>>(run: Run, exe: &Path, args: &[A]) -> Report {
     let shown: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
     assert_eq!(
         run.code, 0,
