@@ -1313,6 +1313,25 @@ fn the_program_sees_its_own_ld_preload_only() {
     }
 }
 
+/// A program that unmaps the vDSO (Valgrind does as it starts): the
+/// runtime's C library calls into it (the clock), and its next call
+/// faulted in the unmapped page (SIGSEGV, 0 FLOP). The engine now leaves
+/// the kernel's pages mapped.
+#[test]
+fn a_program_that_unmaps_the_vdso_runs_on() {
+    let exe = build("native/unmap_vdso.c", &["-O1"]);
+    let n = 1000u64;
+    let run = count_with("native", &exe, &[n.to_string()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.expect("a report");
+    assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+    let ops = r.flop_by_op();
+    assert_eq!(
+        (ops.get("mul"), ops.get("add"), r.flop("total")),
+        (Some(&n), Some(&n), 2 * n)
+    );
+}
+
 #[test]
 fn exit_status_passes_through() {
     let exe = build("exit3.c", &["-O2"]);

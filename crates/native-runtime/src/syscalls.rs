@@ -163,7 +163,7 @@ pub fn handle(ctx: &mut Context, next: u64, masked: &mut Option<u64>) -> Result<
             r
         }
         libc::SYS_munmap => {
-            let r = raw(nr, a);
+            let r = unmap_but_the_kernels_pages(a[0], a[1]);
             if r == 0 {
                 range_changed(a[0], a[1], true);
             }
@@ -269,4 +269,61 @@ fn new_thread(
         sampling::thread_started(child.index, r as u64);
     }
     Ok(r)
+}
+
+/// The kernel's pages mapped into every process (`[vdso]` and `[vvar]`),
+/// as (start, end) ranges, read once.
+fn kernels_pages() -> &'static [(u64, u64)] {
+    static PAGES: std::sync::OnceLock<Vec<(u64, u64)>> = std::sync::OnceLock::new();
+    PAGES.get_or_init(|| {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        maps.lines()
+            .filter(|l| l.ends_with("[vdso]") || l.ends_with("[vvar]"))
+            .filter_map(|l| {
+                let (lo, hi) = l.split_whitespace().next()?.split_once('-')?;
+                Some((
+                    u64::from_str_radix(lo, 16).ok()?,
+                    u64::from_str_radix(hi, 16).ok()?,
+                ))
+            })
+            .collect()
+    })
+}
+
+/// The program's `munmap`, leaving the kernel's pages mapped: the runtime's
+/// C library calls into the vDSO (the clock), and Valgrind unmaps it as it
+/// starts (its own code never calls it), after which the runtime's next
+/// call faulted in the unmapped page. The rest of the range is unmapped;
+/// the program is told all of it was.
+fn unmap_but_the_kernels_pages(addr: u64, len: u64) -> i64 {
+    let unmap = |lo: u64, hi: u64| {
+        // SAFETY: the program's own `munmap`, on part of its range.
+        unsafe { syscall6(libc::SYS_munmap as u64, [lo, hi - lo, 0, 0, 0, 0]) }
+    };
+    let end = addr.saturating_add(len).saturating_add(4095) & !4095;
+    let kept: Vec<_> = kernels_pages()
+        .iter()
+        .filter(|(lo, hi)| addr & 4095 == 0 && *lo < end && *hi > addr)
+        .copied()
+        .collect();
+    if kept.is_empty() {
+        // SAFETY: as above, as the program asked.
+        return unsafe { syscall6(libc::SYS_munmap as u64, [addr, len, 0, 0, 0, 0]) };
+    }
+    let mut from = addr;
+    let mut sorted = kept;
+    sorted.sort_unstable();
+    for (lo, hi) in sorted {
+        if from < lo {
+            let r = unmap(from, lo);
+            if r != 0 {
+                return r;
+            }
+        }
+        from = from.max(hi);
+    }
+    if from < end {
+        return unmap(from, end);
+    }
+    0
 }
