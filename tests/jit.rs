@@ -279,7 +279,7 @@ fn qemu_user_mode_runs_under_the_native_engine() {
         ),
         (build("exit3.c", &["-O2"]), vec![]),
         // The environment the guest gets: as under QEMU alone.
-        (PathBuf::from("/usr/bin/printenv"), vec!["LD_PRELOAD"]),
+        (build("native/print_ld_preload.c", &["-O2"]), vec![]),
     ];
     for (guest, args) in &guests {
         let alone = std::process::Command::new(qemu)

@@ -179,6 +179,43 @@ pub fn snapshot_count() -> usize {
     TEXTS.lock().unwrap_or_else(|e| e.into_inner()).len()
 }
 
+/// This process's /proc/self/maps, read now.
+fn read_maps() -> Option<String> {
+    let mut text = Vec::new();
+    // SAFETY: open/read/close of a procfs file into our own buffer.
+    unsafe {
+        let fd = libc::open(
+            c"/proc/self/maps".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return None;
+        }
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len());
+            if n <= 0 {
+                break;
+            }
+            text.extend_from_slice(&buf[..n as usize]);
+        }
+        libc::close(fd);
+    }
+    Some(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// Whether `a` and `b` lie in one mapping of the kernel's, read now (not
+/// [`mapping_of`]'s ranges, which join adjacent mappings of one kind:
+/// a page of code made executable beside a thread's stack joins it).
+pub fn one_kernel_mapping(a: u64, b: u64) -> bool {
+    let Some(text) = read_maps() else {
+        return false;
+    };
+    text.lines()
+        .filter_map(|l| hex_pair(l.split_whitespace().next()?, '-'))
+        .any(|(lo, hi)| lo <= a && a < hi && lo <= b && b < hi)
+}
+
 /// The mappings snapshots read so far, as /proc/self/maps texts.
 pub fn snapshots() -> Vec<String> {
     TEXTS.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -216,27 +253,9 @@ pub fn parse(text: &str) -> Vec<Mapping> {
 }
 
 fn reload(maps: &mut Vec<Mapping>) {
-    let mut text = Vec::new();
-    // SAFETY: open/read/close of a procfs file into our own buffer.
-    unsafe {
-        let fd = libc::open(
-            c"/proc/self/maps".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        );
-        if fd < 0 {
-            return;
-        }
-        let mut buf = [0u8; 8192];
-        loop {
-            let n = libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len());
-            if n <= 0 {
-                break;
-            }
-            text.extend_from_slice(&buf[..n as usize]);
-        }
-        libc::close(fd);
-    }
-    let text = String::from_utf8_lossy(&text).into_owned();
+    let Some(text) = read_maps() else {
+        return;
+    };
     *maps = parse(&text);
     *VIEWS.lock().unwrap_or_else(|e| e.into_inner()) = parse_views(&text);
     crate::sampling::maps_changed(&text);

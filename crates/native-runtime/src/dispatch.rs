@@ -32,8 +32,15 @@ pub unsafe extern "C" fn fs_dispatch(
             None
         }
         Exit::Syscall { .. } if hostfs::must_block(ctx.rax) => Some(hostfs::block()),
+        // The program's new mask takes effect as the dispatcher leaves
+        // (signals::sigprocmask), where a signal it unblocks lands as if
+        // at the program's system call: a sample there is the program's.
+        Exit::Syscall { .. } if ctx.rax == libc::SYS_rt_sigprocmask as u64 => {
+            Some(signals::block_all_but_faults())
+        }
         _ => signals::block_in_dispatcher(),
     };
+    set_gs_word(header::UNMASK_FOR_PROGRAM, 0);
     hostfs::enter();
     let target = hostfs::keep_errno(|| dispatch(ctx, exit, masked));
     hostfs::leave();

@@ -47,14 +47,16 @@ pub fn capture() {
 }
 
 /// Takes the runtime (the first entry of the `LD_PRELOAD` flopscope set)
-/// out of the program's `LD_PRELOAD`, and the variable out of the
-/// environment if nothing else is left in it, once [`capture`] has kept
-/// it for the programs the counted one execs. Edits the environment in
-/// place (the value only gets shorter), before the program runs.
+/// out of the program's `LD_PRELOAD`, once [`capture`] has kept it for
+/// the programs the counted one execs. The value is edited in place (it
+/// only gets shorter); an `LD_PRELOAD` that held the runtime alone is left
+/// set and empty: removing the entry would move the array's end, and code
+/// that finds the auxiliary vector past the environment's NULL (Go's
+/// runtime does) would find another NULL there.
 ///
 /// # Safety
-/// `envp`: the process's environment array (the C library's `environ`),
-/// with one thread running.
+/// `envp`: the process's initial environment array (the C library's
+/// `environ`, or a static program's), with one thread running.
 pub unsafe fn hide_runtime(envp: *mut *mut u8) {
     let Some(runtime) = KEPT.get().and_then(|kept| {
         let e = kept.iter().find(|e| name(e) == b"LD_PRELOAD")?;
@@ -68,7 +70,7 @@ pub unsafe fn hide_runtime(envp: *mut *mut u8) {
     };
     let mut at = envp;
     // SAFETY: a NULL-terminated array of NUL-terminated strings, per the
-    // contract; each edit shortens its string in place.
+    // contract; the edit shortens its string in place.
     unsafe {
         while !(*at).is_null() {
             let entry = *at;
@@ -76,26 +78,13 @@ pub unsafe fn hide_runtime(envp: *mut *mut u8) {
             let text = std::slice::from_raw_parts_mut(entry, len + 1);
             if name(text) == b"LD_PRELOAD" {
                 let start = b"LD_PRELOAD=".len();
-                let value = &text[start..len];
-                let kept: Vec<u8> = value
+                let kept: Vec<u8> = text[start..len]
                     .split(|b| *b == b':' || *b == b' ')
                     .filter(|v| !v.is_empty() && *v != runtime.as_slice())
                     .collect::<Vec<_>>()
                     .join(&b':');
-                if kept.len() == value.len() {
-                    return;
-                }
-                if kept.is_empty() {
-                    // Every later pointer moves up one, the NULL included.
-                    let mut p = at;
-                    while !(*p).is_null() {
-                        *p = *p.add(1);
-                        p = p.add(1);
-                    }
-                } else {
-                    text[start..start + kept.len()].copy_from_slice(&kept);
-                    text[start + kept.len()] = 0;
-                }
+                text[start..start + kept.len()].copy_from_slice(&kept);
+                text[start + kept.len()] = 0;
                 return;
             }
             at = at.add(1);

@@ -11,6 +11,7 @@
 //! gs:[0xa0..0xd8]      the program's registers while `fs_unmask_and_go` makes its system call
 //! gs:[0xd8..0x900]     signals deferred while the dispatcher translates (signals.rs, `defer`)
 //! gs:[0x900..0x910]    where the program's SIGSEGV handler was last entered for a fault
+//! gs:[0x910]           the dispatcher leaves with a mask the program set
 //! gs:[COUNTERS + 8*s]  counter slot s (block executions, active lanes, REP iterations)
 //! ```
 
@@ -73,6 +74,11 @@ const _: () = assert!(DEFER_INFO as usize + 128 * DEFER_SLOTS <= 0x900);
 /// `segv_next`).
 pub const SEGV_PC: i32 = 0x900;
 pub const SEGV_RSP: i32 = 0x908;
+/// Set when the dispatcher leaves through `fs_unmask_and_go` with a mask
+/// the program's `rt_sigprocmask` set (cleared at each entry): a sample
+/// that lands there was held back by the program's mask, not the engine's
+/// (sampling.rs).
+pub const UNMASK_FOR_PROGRAM: i32 = 0x910;
 /// Header words copied when `gs` moves to another bank of the same thread.
 pub const KEPT: std::ops::Range<usize> = 0..0x78;
 

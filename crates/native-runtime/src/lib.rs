@@ -139,11 +139,10 @@ pub unsafe extern "C" fn fs_takeover(
     let counted = match std::env::var_os(OUT_ENV) {
         Some(path) => {
             exec_env::capture();
-            if program.is_none() {
-                // SAFETY: the kernel's initial environment, the C library's
-                // `environ`; one thread runs.
-                unsafe { exec_env::hide_runtime(envp) };
-            }
+            // SAFETY: the kernel's initial environment, the C library's
+            // `environ` (or the static program's, the same array); one
+            // thread runs.
+            unsafe { exec_env::hide_runtime(envp) };
             take_over(&path.to_string_lossy(), ret_slot, program.as_ref())
         }
         None => Err(None),

@@ -676,6 +676,9 @@ extern "C" fn on_sigprof(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_
     let rip = unsafe {
         (*uc.cast::<libc::ucontext_t>()).uc_mcontext.gregs[libc::REG_RIP as usize] as u64
     };
+    // A sample the program's own mask held back lands as the dispatcher
+    // leaves (signals.rs, `fs_unmask_and_go`): at the block it goes to.
+    let rip = crate::signals::sample_in_unmask_window(rip).unwrap_or(rip);
     let weight = 1 + info.overrun.max(0) as u64;
     match cachemap::lookup(rip) {
         Some(pc) => record(p, pc, weight),

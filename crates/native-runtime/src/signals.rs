@@ -453,19 +453,33 @@ const UNMASK_REGS: [libc::c_int; 7] = [
 /// the program's, as if the signal had come there. The handler sees and
 /// may change the program's state, and returning goes straight to the
 /// block; a nested handler may reuse the gs words meanwhile.
-fn unmask_window(uc: u64) {
+/// Where a sample that landed at `rip` in `fs_unmask_and_go`'s window
+/// stands in the program, if the mask that held it back was the program's
+/// (its `rt_sigprocmask`; else the dispatcher held it back, and the time
+/// was the engine's): the block the dispatcher was going to.
+pub fn sample_in_unmask_window(rip: u64) -> Option<u64> {
+    in_unmask_window(rip).filter(|_| gs_word(header::UNMASK_FOR_PROGRAM) != 0)
+}
+
+/// Where a signal that landed at `rip` in `fs_unmask_and_go`'s window
+/// stands in the program: the block the dispatcher was going to (gs:[NEXT]).
+fn in_unmask_window(rip: u64) -> Option<u64> {
     let from = fs_unmask_return as *const () as u64;
     let to = fs_unmask_end as *const () as u64;
+    (from..to).contains(&rip).then(|| gs_word(header::NEXT))
+}
+
+fn unmask_window(uc: u64) {
     // SAFETY: the kernel's context of this signal.
     let gregs = unsafe { &mut (*(uc as *mut libc::ucontext_t)).uc_mcontext.gregs };
     let rip = gregs[libc::REG_RIP as usize] as u64;
-    if !(from..to).contains(&rip) {
+    let Some(next) = in_unmask_window(rip) else {
         return;
-    }
+    };
     for (k, r) in UNMASK_REGS.iter().enumerate() {
         gregs[*r as usize] = gs_word(header::UNMASK_SAVE + 8 * k as i32) as i64;
     }
-    gregs[libc::REG_RIP as usize] = gs_word(header::NEXT) as i64;
+    gregs[libc::REG_RIP as usize] = next as i64;
 }
 
 /// Before the program's `rt_sigreturn` (before [`before_sigreturn`]), with
@@ -529,7 +543,7 @@ pub fn block_in_dispatcher() -> Option<u64> {
 
 /// Blocks every signal but the [`FAULTS`] (SIGSEGV, SIGBUS, SIGILL, SIGFPE,
 /// which the engine's own code must still get); returns the mask before.
-fn block_all_but_faults() -> u64 {
+pub fn block_all_but_faults() -> u64 {
     let all: u64 = !FAULTS.iter().fold(0u64, |m, s| m | 1 << (s - 1));
     let mut old = 0u64;
     // SAFETY: changes this thread's mask; the caller restores it.
@@ -605,6 +619,7 @@ pub fn sigprocmask(a: [u64; 6], masked: &mut Option<u64>) -> i64 {
         return unsafe { syscall6(libc::SYS_rt_sigprocmask as u64, [how, set, oldset, 8, 0, 0]) };
     };
     let old = *mask;
+    set_gs_word(header::UNMASK_FOR_PROGRAM, 1);
     if set != 0 {
         const UNBLOCKABLE: u64 = 1 << (libc::SIGKILL - 1) | 1 << (libc::SIGSTOP - 1);
         *mask = match how as i32 {

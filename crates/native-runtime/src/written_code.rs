@@ -301,8 +301,13 @@ impl Translator {
 /// Whether page `p` belongs to a stack (see the module's notes).
 fn on_a_stack(p: u64) -> bool {
     let rsp = gs_word(header::APP_RSP);
-    (rsp != 0 && p.abs_diff(rsp & !(PAGE - 1)) < STACK_NEAR)
-        || crate::codemap::mapping_of(p).is_some_and(|m| m.stack)
+    let near = rsp != 0
+        && p.abs_diff(rsp & !(PAGE - 1)) < STACK_NEAR
+        // Near, but in a mapping of its own, it is not the stack: Valgrind
+        // keeps its code cache just below one of its stacks, and its
+        // patches to that code went unseen.
+        && crate::codemap::one_kernel_mapping(rsp, p);
+    near || crate::codemap::mapping_of(p).is_some_and(|m| m.stack)
 }
 
 fn protect(p: u64) -> bool {
