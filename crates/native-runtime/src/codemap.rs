@@ -216,6 +216,20 @@ pub fn one_kernel_mapping(a: u64, b: u64) -> bool {
         .any(|(lo, hi)| lo <= a && a < hi && lo <= b && b < hi)
 }
 
+/// The kernel's pages mapped into every process (`[vdso]` and `[vvar]`),
+/// as (start, end) ranges, read once.
+pub fn kernels_pages() -> &'static [(u64, u64)] {
+    static PAGES: std::sync::OnceLock<Vec<(u64, u64)>> = std::sync::OnceLock::new();
+    PAGES.get_or_init(|| {
+        read_maps()
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.ends_with("[vdso]") || l.ends_with("[vvar]"))
+            .filter_map(|l| hex_pair(l.split_whitespace().next()?, '-'))
+            .collect()
+    })
+}
+
 /// The mappings snapshots read so far, as /proc/self/maps texts.
 pub fn snapshots() -> Vec<String> {
     TEXTS.lock().unwrap_or_else(|e| e.into_inner()).clone()

@@ -31,11 +31,14 @@ pub unsafe extern "C" fn fs_dispatch(
             set_gs_word(header::DEFER, 1);
             None
         }
-        Exit::Syscall { .. } if hostfs::must_block(ctx.rax) => Some(hostfs::block()),
-        // The program's new mask takes effect as the dispatcher leaves
-        // (signals::sigprocmask), where a signal it unblocks lands as if
-        // at the program's system call: a sample there is the program's.
-        Exit::Syscall { .. } if ctx.rax == libc::SYS_rt_sigprocmask as u64 => {
+        // Blocked whatever the program's handlers: see hostfs::must_block;
+        // and `rt_sigprocmask`, whose new mask takes effect as the
+        // dispatcher leaves (signals::sigprocmask), where a signal it
+        // unblocks lands as if at the program's system call (a sample
+        // there is the program's).
+        Exit::Syscall { .. }
+            if hostfs::must_block(ctx.rax) || ctx.rax == libc::SYS_rt_sigprocmask as u64 =>
+        {
             Some(signals::block_all_but_faults())
         }
         _ => signals::block_in_dispatcher(),

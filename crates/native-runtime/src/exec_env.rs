@@ -46,6 +46,13 @@ pub fn capture() {
     );
 }
 
+/// The runtime's path in the kept `LD_PRELOAD=...` entry `e` (NUL-ended):
+/// its list's first entry, which flopscope puts there.
+fn runtime_in(e: &[u8]) -> &[u8] {
+    let list = &e[b"LD_PRELOAD=".len()..e.len() - 1];
+    list.split(|b| *b == b':').next().unwrap_or(list)
+}
+
 /// Takes the runtime (the first entry of the `LD_PRELOAD` flopscope set)
 /// out of the program's `LD_PRELOAD`, once [`capture`] has kept it for
 /// the programs the counted one execs. The value is edited in place (it
@@ -58,14 +65,12 @@ pub fn capture() {
 /// `envp`: the process's initial environment array (the C library's
 /// `environ`, or a static program's), with one thread running.
 pub unsafe fn hide_runtime(envp: *mut *mut u8) {
-    let Some(runtime) = KEPT.get().and_then(|kept| {
-        let e = kept.iter().find(|e| name(e) == b"LD_PRELOAD")?;
-        let list = &e[b"LD_PRELOAD=".len()..e.len() - 1];
-        list.split(|b| *b == b':')
-            .next()
-            .filter(|r| !r.is_empty())
-            .map(<[u8]>::to_vec)
-    }) else {
+    let Some(runtime) = KEPT
+        .get()
+        .and_then(|kept| kept.iter().find(|e| name(e) == b"LD_PRELOAD"))
+        .map(|e| runtime_in(e))
+        .filter(|r| !r.is_empty())
+    else {
         return;
     };
     let mut at = envp;
@@ -80,7 +85,7 @@ pub unsafe fn hide_runtime(envp: *mut *mut u8) {
                 let start = b"LD_PRELOAD=".len();
                 let kept: Vec<u8> = text[start..len]
                     .split(|b| *b == b':' || *b == b' ')
-                    .filter(|v| !v.is_empty() && *v != runtime.as_slice())
+                    .filter(|v| !v.is_empty() && *v != runtime)
                     .collect::<Vec<_>>()
                     .join(&b':');
                 text[start..start + kept.len()].copy_from_slice(&kept);
@@ -139,8 +144,7 @@ pub fn add_engine_env(ctx: &mut crate::asm::Context) -> Option<Rewritten> {
             if let Some((at, p)) = their_preload {
                 let theirs = sys::read_cstr(p, 64 << 10)?;
                 let ours = &e[..e.len() - 1];
-                let ours_list = &ours[b"LD_PRELOAD=".len()..];
-                let first = ours_list.split(|b| *b == b':').next().unwrap_or(ours_list);
+                let first = runtime_in(e);
                 if !theirs.windows(first.len().max(1)).any(|w| w == first) {
                     let mut merged = ours.to_vec();
                     merged.push(b':');

@@ -225,35 +225,6 @@ pub fn must_block(nr: u64) -> bool {
     on() && nr == libc::SYS_rt_sigaction as u64
 }
 
-/// Blocks every signal but the synchronous ones (as signals.rs does while
-/// the program has handlers); returns the mask to restore.
-pub fn block() -> u64 {
-    let all: u64 = !((1 << (libc::SIGSEGV - 1))
-        | (1 << (libc::SIGBUS - 1))
-        | (1 << (libc::SIGILL - 1))
-        | (1 << (libc::SIGFPE - 1)));
-    sigmask(libc::SIG_BLOCK, all)
-}
-
-fn sigmask(how: i32, set: u64) -> u64 {
-    let mut old = 0u64;
-    // SAFETY: changes this thread's mask; the caller restores it.
-    unsafe {
-        syscall6(
-            libc::SYS_rt_sigprocmask as u64,
-            [
-                how as u64,
-                &set as *const u64 as u64,
-                &mut old as *mut u64 as u64,
-                8,
-                0,
-                0,
-            ],
-        )
-    };
-    old
-}
-
 /// The program's `arch_prctl` on `fs` (the dispatcher performs every
 /// `arch_prctl`): `fs` is the host's while the dispatcher runs, so the
 /// program's value is kept in gs:[APP_FS] and set when the dispatcher
@@ -363,7 +334,7 @@ fn park_host_thread() -> Option<u64> {
     }));
     // Every signal blocked before the thread exists: it inherits the mask
     // (a process-directed signal must never pick it: it has no gs).
-    let old = sigmask(libc::SIG_SETMASK, !0);
+    let old = sys::sigmask(libc::SIG_SETMASK, !0);
     // SAFETY: plain pthread calls on our own attribute object.
     let ok = unsafe {
         let mut attr: libc::pthread_attr_t = std::mem::zeroed();
@@ -380,7 +351,7 @@ fn park_host_thread() -> Option<u64> {
         libc::pthread_attr_destroy(&mut attr);
         r == 0
     };
-    sigmask(libc::SIG_SETMASK, old);
+    sys::sigmask(libc::SIG_SETMASK, old);
     if !ok {
         return None;
     }
@@ -410,7 +381,7 @@ fn futex(word: &AtomicU32, op: i32, val: u32) {
 extern "C" fn parked(arg: *mut libc::c_void) -> *mut libc::c_void {
     // SAFETY: the creator passes a leaked Parked.
     let p = unsafe { &*(arg as *const Parked) };
-    sigmask(libc::SIG_SETMASK, !0);
+    sys::sigmask(libc::SIG_SETMASK, !0);
     let mut fs = 0u64;
     // SAFETY: reads this thread's fs base into fs.
     unsafe {

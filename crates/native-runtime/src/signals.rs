@@ -545,22 +545,7 @@ pub fn block_in_dispatcher() -> Option<u64> {
 /// which the engine's own code must still get); returns the mask before.
 pub fn block_all_but_faults() -> u64 {
     let all: u64 = !FAULTS.iter().fold(0u64, |m, s| m | 1 << (s - 1));
-    let mut old = 0u64;
-    // SAFETY: changes this thread's mask; the caller restores it.
-    unsafe {
-        syscall6(
-            libc::SYS_rt_sigprocmask as u64,
-            [
-                libc::SIG_BLOCK as u64,
-                &all as *const u64 as u64,
-                &mut old as *mut u64 as u64,
-                8,
-                0,
-                0,
-            ],
-        )
-    };
-    old
+    sys::sigmask(libc::SIG_BLOCK, all)
 }
 
 /// Blocks again after `unblock` (around a call the program's mask must see).
@@ -572,20 +557,7 @@ pub fn block_again(old: Option<u64>) {
 
 pub fn unblock(old: Option<u64>) {
     if let Some(old) = old {
-        // SAFETY: restores the mask `block_in_dispatcher` saved.
-        unsafe {
-            syscall6(
-                libc::SYS_rt_sigprocmask as u64,
-                [
-                    libc::SIG_SETMASK as u64,
-                    &old as *const u64 as u64,
-                    0,
-                    8,
-                    0,
-                    0,
-                ],
-            )
-        };
+        sys::sigmask(libc::SIG_SETMASK, old);
     }
 }
 
@@ -648,21 +620,7 @@ pub fn keep_segv_unblocked_after(uc: u64) {
 
 /// At the take-over: a mask inherited across `exec` may block SIGSEGV.
 pub fn unblock_segv() {
-    let set = segv_bit();
-    // SAFETY: changes this thread's mask only.
-    unsafe {
-        syscall6(
-            libc::SYS_rt_sigprocmask as u64,
-            [
-                libc::SIG_UNBLOCK as u64,
-                &set as *const u64 as u64,
-                0,
-                8,
-                0,
-                0,
-            ],
-        )
-    };
+    sys::sigmask(libc::SIG_UNBLOCK, segv_bit());
 }
 
 /// `struct sigaction` as the kernel takes it.

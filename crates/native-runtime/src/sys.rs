@@ -129,6 +129,27 @@ fn process_vm(nr: i64, local: *const u8, remote: u64, len: usize) -> i64 {
     unsafe { syscall6(nr as u64, [getpid(), local, 1, remote, 1, 0]) }
 }
 
+/// `rt_sigprocmask(how, &set, &old)` on this thread's mask; returns the
+/// mask before.
+pub fn sigmask(how: i32, set: u64) -> u64 {
+    let mut old = 0u64;
+    // SAFETY: changes this thread's mask; the caller restores it as it needs.
+    unsafe {
+        syscall6(
+            libc::SYS_rt_sigprocmask as u64,
+            [
+                how as u64,
+                &set as *const u64 as u64,
+                &mut old as *mut u64 as u64,
+                8,
+                0,
+                0,
+            ],
+        )
+    };
+    old
+}
+
 /// Reads up to `buf.len()` bytes of this process's memory at `addr`
 /// without faulting, a page at a time; returns how many could be read
 /// (stopping at the first page the kernel cannot read).

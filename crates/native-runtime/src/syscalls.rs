@@ -271,25 +271,6 @@ fn new_thread(
     Ok(r)
 }
 
-/// The kernel's pages mapped into every process (`[vdso]` and `[vvar]`),
-/// as (start, end) ranges, read once.
-fn kernels_pages() -> &'static [(u64, u64)] {
-    static PAGES: std::sync::OnceLock<Vec<(u64, u64)>> = std::sync::OnceLock::new();
-    PAGES.get_or_init(|| {
-        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-        maps.lines()
-            .filter(|l| l.ends_with("[vdso]") || l.ends_with("[vvar]"))
-            .filter_map(|l| {
-                let (lo, hi) = l.split_whitespace().next()?.split_once('-')?;
-                Some((
-                    u64::from_str_radix(lo, 16).ok()?,
-                    u64::from_str_radix(hi, 16).ok()?,
-                ))
-            })
-            .collect()
-    })
-}
-
 /// The program's `munmap`, leaving the kernel's pages mapped: the runtime's
 /// C library calls into the vDSO (the clock), and Valgrind unmaps it as it
 /// starts (its own code never calls it), after which the runtime's next
@@ -301,7 +282,7 @@ fn unmap_but_the_kernels_pages(addr: u64, len: u64) -> i64 {
         unsafe { syscall6(libc::SYS_munmap as u64, [lo, hi - lo, 0, 0, 0, 0]) }
     };
     let end = addr.saturating_add(len).saturating_add(4095) & !4095;
-    let kept: Vec<_> = kernels_pages()
+    let kept: Vec<_> = crate::codemap::kernels_pages()
         .iter()
         .filter(|(lo, hi)| addr & 4095 == 0 && *lo < end && *hi > addr)
         .copied()
