@@ -14,6 +14,8 @@
 #   chained calls (benchmarks/kernels/calls.c, -O2): 8 calls an iteration,
 #   each fed by the one before, 50M iterations;
 #   system calls (benchmarks/kernels/syscalls.c, -O2): 3M getppid calls;
+#   signal masks (benchmarks/kernels/sigmasks.c, -O2): 1M pairs of
+#   pthread_sigmask, block and restore;
 #   code rewritten in a loop (benchmarks/kernels/rewrite.c, -O2): 20,000
 #   rounds of writing a small function and calling it, each a write fault
 #   and a translation, as a JIT compiler reusing a buffer;
@@ -61,6 +63,7 @@ gcc -O2 -mavx2 -mfma -o "$work/triad" examples/triad.c
 gcc -O3 -mavx2 -mfma -fopenmp -o "$work/omp_triad" benchmarks/kernels/omp_triad.c
 gcc -O2 -o "$work/calls" benchmarks/kernels/calls.c
 gcc -O2 -o "$work/syscalls" benchmarks/kernels/syscalls.c
+gcc -O2 -o "$work/sigmasks" benchmarks/kernels/sigmasks.c
 gcc -O2 -o "$work/rewrite" benchmarks/kernels/rewrite.c
 rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' + uncommitted changes in crates/')"
 out=benchmarks/results/native-ab-$(date +%Y%m%d-%H%M%S).txt
@@ -86,6 +89,7 @@ PROGRAMS = [
     ("OpenMP triad 2 thr 8M x 40", [f"{work}/omp_triad", "8000000", "40"]),
     ("chained calls 8 x 50M", [f"{work}/calls", "50000000"]),
     ("system calls 3M getppid", [f"{work}/syscalls", "3000000"]),
+    ("signal masks 1M pairs", [f"{work}/sigmasks", "1000000"]),
     ("code rewritten 20k times", [f"{work}/rewrite", "20000"]),
     ("/bin/true: a count's fixed cost", ["/bin/true"]),
 ]
