@@ -1326,6 +1326,68 @@ fn a_program_that_unmaps_the_vdso_runs_on() {
     assert_eq!(recurrence_counts(&r), (n, n, 2 * n));
 }
 
+/// A program built with AddressSanitizer (kernels/native/asan_recurrence.c)
+/// stopped at once ("ASan runtime does not come first in initial library
+/// list", 0 FLOP): the engine's runtime is preloaded before ASan's. It now
+/// runs and is counted exactly, ASan still reports a heap overflow and
+/// stops the program with its exit code, and options the user gives ASan
+/// are kept. With ASan linked statically (no such check), and built with
+/// ThreadSanitizer, it is counted exactly too. The emulate engine refuses
+/// them before they start: QEMU backed their shadow memory until the
+/// machine ran out of memory (the kernel killed it).
+#[test]
+fn programs_built_with_sanitizers_are_counted_and_checked() {
+    let n = 1000u64;
+    let sanitizers = [
+        ("AddressSanitizer", &["-fsanitize=address"][..]),
+        (
+            "AddressSanitizer",
+            &["-fsanitize=address", "-static-libasan"][..],
+        ),
+        ("ThreadSanitizer", &["-fsanitize=thread"][..]),
+    ];
+    for (what, flags) in sanitizers {
+        let exe = build("native/asan_recurrence.c", &flags_with(&["-O1"], flags));
+        let asan = what == "AddressSanitizer";
+        let cases = [
+            (&[][..], "", 0),
+            (&["overflow"][..], "", 1),
+            (&["overflow"][..], "exitcode=7", 7),
+        ];
+        for (extra, options, code) in cases.into_iter().take(if asan { 3 } else { 1 }) {
+            let mut args = vec![n.to_string()];
+            args.extend(extra.iter().map(|a| a.to_string()));
+            let run = count_with("native", &exe, &args, &[("ASAN_OPTIONS", options)]);
+            let case = format!("{flags:?} {extra:?}, ASAN_OPTIONS {options:?}");
+            assert_eq!(run.code, code, "{case}:\n{}", run.stderr);
+            assert_eq!(
+                run.stderr
+                    .contains("ERROR: AddressSanitizer: heap-buffer-overflow"),
+                code != 0,
+                "{case}:\n{}",
+                run.stderr
+            );
+            let r = run.report.expect("a report");
+            // ASan ends the program with exit(), after its counted work.
+            assert_eq!(r.0["complete"], true, "{case}: {:?}", r.warnings());
+            assert_eq!(recurrence_counts(&r), (n, n, 2 * n), "{case}");
+        }
+        let run = count_with("emulate", &exe, &[n.to_string()], &[]);
+        assert_eq!(
+            (run.code, run.stdout.as_str(), run.report.is_some()),
+            (2, "", false),
+            "{flags:?} under emulate:\n{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(&format!("is built with {what}"))
+                && run.stderr.contains("--engine native"),
+            "{flags:?} under emulate:\n{}",
+            run.stderr
+        );
+    }
+}
+
 /// Code generated in a page just below a thread's stack, in a mapping of
 /// its own, then rewritten (kernels/native/code_beside_a_stack.c): pages
 /// within a megabyte of the stack pointer were taken for the stack, left

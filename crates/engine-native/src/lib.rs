@@ -177,6 +177,10 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
         .arg0(&run_argv[0])
         .args(&run_argv[1..])
         .env("LD_PRELOAD", preload)
+        .envs(
+            asan_options(&std::env::var("ASAN_OPTIONS").unwrap_or_default())
+                .map(|v| ("ASAN_OPTIONS", v)),
+        )
         .env(OUT_ENV, &counter_path)
         .envs(loaded.as_ref().map(|(_, program, _)| (STATIC_ENV, program)))
         // Static programs the counted one execs start in the host too.
@@ -305,6 +309,28 @@ fn static_program(
 }
 
 /// The warning for an instruction of an extension this processor lacks.
+/// AddressSanitizer's run-time library stops a program where it is not the
+/// first library loaded ("ASan runtime does not come first in initial
+/// library list"), and the engine's runtime is, as the first entry of
+/// `LD_PRELOAD`. Its check is turned off (`verify_asan_link_order=0`,
+/// added to the user's options unless they set it themselves). The order
+/// matters to ASan for its interceptors to come first, and the runtime
+/// defines no symbol that could shadow them (its dynamic symbol table
+/// exports nothing). Programs without ASan ignore the variable; it is
+/// inherited, so that programs the counted one starts are covered too (a
+/// test driver running sanitized tests).
+fn asan_options(theirs: &str) -> Option<String> {
+    const OFF: &str = "verify_asan_link_order=0";
+    if theirs.contains("verify_asan_link_order") {
+        return None;
+    }
+    Some(if theirs.is_empty() {
+        OFF.to_string()
+    } else {
+        format!("{theirs}:{OFF}")
+    })
+}
+
 fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String {
     let hidden = std::env::var("FLOPSCOPE_HIDE_CPU_FEATURES").is_ok_and(|v| {
         v.split(',').any(|h| {
@@ -338,6 +364,17 @@ fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn asan_options_gain_the_link_order_check_off_after_the_users_own() {
+        let off = "verify_asan_link_order=0";
+        assert_eq!(asan_options("").as_deref(), Some(off));
+        assert_eq!(
+            asan_options("exitcode=7").as_deref(),
+            Some("exitcode=7:verify_asan_link_order=0")
+        );
+        assert_eq!(asan_options("verify_asan_link_order=1"), None);
+    }
 
     #[test]
     fn static_programs_and_scripts_they_interpret_go_to_the_host() {

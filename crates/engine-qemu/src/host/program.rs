@@ -13,6 +13,8 @@ pub enum ProgramError {
     Unreadable(PathBuf, std::io::Error),
     #[error("{0} is not an x86-64 Linux program ({1}): the emulate engine runs x86-64 ELF executables and scripts that start with #!")]
     NotX86_64(PathBuf, String),
+    #[error("{0} is built with {1}, which the emulate engine cannot run: QEMU backs the sanitizer's shadow memory (terabytes of address space) until the machine runs out of memory. Count it with --engine native")]
+    Sanitized(PathBuf, &'static str),
 }
 
 fn not_found_hint(name: &str) -> String {
@@ -79,6 +81,30 @@ pub fn qemu_argv(argv: &[String]) -> Result<Vec<String>, ProgramError> {
     let mut out = vec![exe.to_string_lossy().into_owned()];
     out.extend(argv[1..].iter().cloned());
     Ok(out)
+}
+
+/// The sanitizer `exe` is built with, found by its run-time library's entry
+/// point among the program's symbols (`__asan_init`, `__tsan_init`; linked
+/// dynamically or statically); `None` for other programs and for files that
+/// cannot be read as ELF. Only the symbol tables are read.
+pub fn sanitizer(exe: &Path) -> Option<&'static str> {
+    use object::{Object, ObjectSymbol};
+    const KNOWN: [(&[u8], &str); 2] = [
+        (b"__asan_init", "AddressSanitizer"),
+        (b"__tsan_init", "ThreadSanitizer"),
+    ];
+    let cache = object::ReadCache::new(std::fs::File::open(exe).ok()?);
+    let elf = object::File::parse(&cache).ok()?;
+    let named = |s: object::Symbol<'_, '_, _>| {
+        let name = s.name_bytes().ok()?;
+        KNOWN
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, what)| *what)
+    };
+    elf.dynamic_symbols()
+        .find_map(named)
+        .or_else(|| elf.symbols().find_map(named))
 }
 
 /// The interpreter a `#!` line at the start of `head` names, and the one

@@ -135,6 +135,10 @@ impl flopscope_model::Engine for QemuEngine {
 pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError> {
     let qemu = find_qemu(opts.qemu.as_deref())?;
     let qargv = qemu_argv(argv)?;
+    let exe = Path::new(&qargv[0]);
+    if let Some(what) = super::program::sanitizer(exe) {
+        return Err(ProgramError::Sanitized(exe.to_path_buf(), what).into());
+    }
     let counter_path = opts.work_dir.join("counters");
     let counters = CounterFile::create(&counter_path)
         .map_err(|e| QemuError::CounterFile(counter_path.clone(), e))?;
