@@ -90,6 +90,21 @@ fn no_follow(engine: &str) {
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["flop"]["total"], 0);
+    // The warning names the cause, and suggests the native engine only to
+    // the emulate engine's users (the native engine follows what QEMU's
+    // exec shim cannot).
+    let warnings = r["warnings"].as_array().unwrap();
+    let w = warnings
+        .iter()
+        .filter_map(|w| w.as_str())
+        .find(|w| w.contains("started a program that was not counted"))
+        .unwrap_or_else(|| panic!("{engine}: {warnings:?}"));
+    assert!(w.contains("--no-follow"), "{engine}: {w}");
+    assert_eq!(
+        w.contains("--engine native"),
+        engine != "native",
+        "{engine}: {w}"
+    );
 }
 
 /// The launcher's programs: scale.c, marked_scale.c and segv.c.

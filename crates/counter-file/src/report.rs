@@ -250,8 +250,17 @@ pub fn report_and_counts_of_run(
         .collect();
     if !uncounted.is_empty() {
         report.complete = false;
+        // The native engine follows static programs and raw execve calls.
+        let (why, fix) = if engine == "native" {
+            ("not an x86-64 program, or --no-follow", "")
+        } else {
+            (
+                "statically linked, not x86-64, run through a raw execve system call the exec shim does not see, as Go programs make, or --no-follow",
+                ", or the job with --engine native",
+            )
+        };
         report.warnings.push(format!(
-            "{} process(es) (pid {}) started a program that was not counted (statically linked, not x86-64, run through a raw execve system call the exec shim does not see, as Go programs make, or --no-follow): its work is not in these counts; count it on its own, or the job with --engine native",
+            "{} process(es) (pid {}) started a program that was not counted ({why}): its work is not in these counts; count it on its own{fix}",
             uncounted.len(),
             uncounted.join(", ")
         ));
