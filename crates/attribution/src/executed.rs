@@ -11,6 +11,7 @@ use flopscope_counter_file::code_view::{self, BlockRef, RecordRef};
 use flopscope_counter_file::layout::SlotKind;
 use flopscope_counter_file::profile::{self, End, PieceKind, DYNAMIC_COUNTERS};
 use flopscope_counter_file::read::{add_slot, CounterFile};
+use flopscope_model::started;
 use flopscope_model::Counts;
 use flopscope_symbols::Mapping;
 use rustc_hash::FxHashMap;
@@ -159,7 +160,7 @@ impl Executed {
             std::thread::scope(|s| {
                 let handles: Vec<_> = chunks
                     .into_iter()
-                    .map(|c| s.spawn(|| blocks_of(&records, &maps_before, c, &at)))
+                    .map(|c| started::start(s, || blocks_of(&records, &maps_before, c, &at)))
                     .collect();
                 handles
                     .into_iter()

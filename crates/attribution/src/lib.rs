@@ -52,6 +52,7 @@ pub use rows::{Attribution, Rows};
 pub use time::{ProcessSamples, Samples};
 
 use flopscope_counter_file::report::process_paths;
+use flopscope_model::started;
 use flopscope_model::Report;
 use flopscope_symbols::Symbolizer;
 use std::path::Path;
@@ -92,15 +93,16 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
     let next = AtomicUsize::new(0);
     let child_rows: Vec<Mutex<Option<Rows>>> = children.iter().map(|_| Mutex::new(None)).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let child_work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(child) = children.get(i) else { break };
+        if let Some(a) = child {
+            *child_rows[i].lock().expect("no panic making rows") = Some(a.rows(None));
+        }
+    };
     let job_rows = std::thread::scope(|s| {
         for _ in 0..threads.min(children.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(child) = children.get(i) else { break };
-                if let Some(a) = child {
-                    *child_rows[i].lock().expect("no panic making rows") = Some(a.rows(None));
-                }
-            });
+            started::help(s, child_work);
         }
         let mut job = main.unwrap_or_default();
         for a in children.iter().flatten() {
@@ -108,8 +110,11 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
         }
         // On a thread of its own, as the attribution was: the memory its
         // threads freed is reused, not asked of the system (and zeroed) again.
-        let job_rows = s.spawn(move || job.rows(samples));
-        job_rows.join().expect("no panic making rows")
+        let job_rows = started::start(s, move || job.rows(samples));
+        let job_rows = job_rows.join().expect("no panic making rows");
+        // The children no helper took (none, when no thread could start).
+        child_work();
+        job_rows
     });
     for (rows, child) in child_rows.into_iter().zip(report.processes.iter_mut()) {
         if let Some(rows) = rows.into_inner().expect("no panic making rows") {

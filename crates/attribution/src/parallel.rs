@@ -9,6 +9,7 @@
 use crate::tally::Sampled;
 use crate::{split, Attribution, Executed};
 use flopscope_counter_file::profile::code_path;
+use flopscope_model::started;
 use flopscope_symbols::Symbolizer;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -91,7 +92,7 @@ pub(crate) fn largest_first<R: Send>(
     };
     std::thread::scope(|s| {
         for _ in 1..threads.min(sizes.len()) {
-            s.spawn(|| run(&mut Symbolizer::asked_once()));
+            started::help(s, || run(&mut Symbolizer::asked_once()));
         }
         run(mine);
     });

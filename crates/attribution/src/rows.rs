@@ -7,6 +7,7 @@ use crate::place::{self, Name, Place, Places};
 use crate::tally::{Sampled, Tally};
 use crate::time::Samples;
 use flopscope_counter_file::profile::End;
+use flopscope_model::started;
 use flopscope_model::{
     gflops, intensity, Bytes, Counts, FunctionRow, Inclusive, Intensity, LineRow, LoopRow, Report,
     Seconds, Summary,
@@ -287,7 +288,7 @@ impl Attribution {
         // summarize (made on one thread, they were most of a large
         // process's wait after the attribution).
         let (functions, lines, loops) = std::thread::scope(|s| {
-            let lines = s.spawn(|| -> Vec<LineRow> {
+            let lines = started::start(s, || -> Vec<LineRow> {
                 self.lines
                     .iter()
                     .map(|((module, file, line, function), c)| LineRow {
@@ -299,7 +300,7 @@ impl Attribution {
                     })
                     .collect()
             });
-            let loops = s.spawn(|| -> Vec<LoopRow> {
+            let loops = started::start(s, || -> Vec<LoopRow> {
                 self.loops
                     .iter()
                     .map(|l| {
@@ -333,7 +334,7 @@ impl Attribution {
                     .collect()
             });
             // Inclusive counts beside the function rows, filled in after.
-            let inclusive = s.spawn(|| -> BTreeMap<FnKey, Inclusive> {
+            let inclusive = started::start(s, || -> BTreeMap<FnKey, Inclusive> {
                 self.calls
                     .inclusive(&local_time)
                     .into_iter()

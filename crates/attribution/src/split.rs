@@ -16,6 +16,7 @@ use crate::place;
 use crate::tally::Sampled;
 use crate::{Attribution, Executed};
 use flopscope_counter_file::profile::End;
+use flopscope_model::started;
 use flopscope_symbols::{Mapping, Symbolizer};
 use rustc_hash::FxHashMap;
 
@@ -171,7 +172,7 @@ pub fn attribute(
     let half = first.len() / 2;
     let second = first.split_off(half);
     let (mut out, rest) = std::thread::scope(|s| {
-        let rest = s.spawn(|| cut(second, &part_of[half..]));
+        let rest = started::start(s, || cut(second, &part_of[half..]));
         (
             cut(first, &part_of[..half]),
             rest.join().expect("a cutting thread panicked"),

@@ -32,6 +32,7 @@ pub mod render_where;
 pub mod report;
 pub mod rows_json;
 pub mod sde_mix;
+pub mod started;
 pub mod status;
 pub mod times;
 pub mod timing;

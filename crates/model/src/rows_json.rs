@@ -101,7 +101,7 @@ fn render<T: Serialize + Sync>(list: &[T], level: usize) -> serde_json::Result<V
     };
     std::thread::scope(|s| {
         for _ in 1..threads.min(chunks.len()) {
-            s.spawn(work);
+            crate::started::help(s, work);
         }
         work();
     });

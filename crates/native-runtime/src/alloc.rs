@@ -76,6 +76,17 @@ fn is_large(size: usize, align: usize) -> bool {
     size > LARGEST || align > 4096
 }
 
+/// A failed allocation (null, on which Rust aborts the process), said
+/// first in words the user can act on. Nothing is allocated here.
+fn out_of_memory() -> *mut u8 {
+    sys::write_all(
+        2,
+        b"flopscope: the native engine could not map memory of its own; if the address space \
+          is limited (ulimit -v), raise the limit, or count with --engine emulate\n",
+    );
+    std::ptr::null_mut()
+}
+
 /// The allocator of the preload library.
 pub struct RuntimeAlloc;
 
@@ -84,7 +95,7 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
         let (size, align) = (layout.size(), layout.align());
         if is_large(size, align) {
             return sys::map_anon(size.max(align).next_multiple_of(4096), false)
-                .unwrap_or(std::ptr::null_mut());
+                .unwrap_or_else(out_of_memory);
         }
         let (c, bytes) = class_of(size, align);
         lock();
@@ -108,7 +119,7 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
                     }
                     None => {
                         unlock();
-                        return std::ptr::null_mut();
+                        return out_of_memory();
                     }
                 }
             }
@@ -128,7 +139,7 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
                 old.max(align).next_multiple_of(4096),
                 new_size.max(align).next_multiple_of(4096),
             )
-            .unwrap_or(std::ptr::null_mut());
+            .unwrap_or_else(out_of_memory);
         }
         if !is_large(old, align) && class_of(old, align) == class_of(new_size, align) {
             return ptr; // the block already has room

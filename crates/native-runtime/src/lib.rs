@@ -202,8 +202,11 @@ fn start(t0: u64, ret_slot: *const u64, program: Option<&loader::Request>) -> Re
     region_times::dir();
     translator::init()?;
     let image = program.map(|p| loader::map(&p.path)).transpose()?;
-    let th = thread::create(sys::gettid()).ok_or("no memory for the first thread")?;
-    let bank = th.bank(0).ok_or("no memory for counters")?;
+    let th = thread::create(sys::gettid())
+        .ok_or_else(|| sys::no_memory("no memory for the first thread"))?;
+    let bank = th
+        .bank(0)
+        .ok_or_else(|| sys::no_memory("no memory for counters"))?;
     sys::set_gs(bank as u64);
     if dispatch::debug() {
         sys::write_all(

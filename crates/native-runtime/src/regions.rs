@@ -107,7 +107,9 @@ pub fn marker(kind: u8, name: &[u8]) {
     if !th.switch_to(next) {
         note_mismatch(
             &v,
-            "no memory for another bank of counters: region counting stopped".into(),
+            crate::sys::no_memory(
+                "no memory for another bank of counters: region counting stopped",
+            ),
         );
     }
 }

@@ -209,6 +209,28 @@ pub fn write_self(addr: u64, data: &[u8]) -> usize {
     k.max(0) as usize
 }
 
+/// `what` (the engine could not map memory of its own), with the likely
+/// cause where the process's address space is limited (`ulimit -v`, a batch
+/// system's virtual-memory limit): the engine maps up to some 800 MiB
+/// beside the program's own (the code cache near the program and near its
+/// libraries, the tables, the counters, the samples), which a limit the
+/// program alone fits in may not leave.
+pub fn no_memory(what: &str) -> String {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: reads this process's limit into `lim`.
+    let read = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0;
+    if !read || lim.rlim_cur == libc::RLIM_INFINITY {
+        return what.to_string();
+    }
+    format!(
+        "{what}: the address space is limited to {} MiB (ulimit -v), and the engine maps up to some 800 MiB of its own beside the program's; raise the limit, or count with --engine emulate",
+        lim.rlim_cur >> 20
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

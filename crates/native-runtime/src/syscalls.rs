@@ -231,7 +231,9 @@ fn new_thread(
     let Some(child) = thread::create(0) else {
         return Ok(-(libc::EAGAIN as i64));
     };
-    let bank = child.bank(0).ok_or("no memory for a thread's counters")?;
+    let bank = child
+        .bank(0)
+        .ok_or_else(|| crate::sys::no_memory("no memory for a thread's counters"))?;
     let mut c = *ctx;
     c.rax = 0;
     c.rcx = next;

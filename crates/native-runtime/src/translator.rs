@@ -54,7 +54,8 @@ static STATE: Mutex<Option<Translator>> = Mutex::new(None);
 
 /// Sets up the translator (once, at take-over).
 pub fn init() -> Result<(), String> {
-    let ibl = IblTable::new().ok_or("cannot map the indirect-branch table")?;
+    let ibl = IblTable::new()
+        .ok_or_else(|| crate::sys::no_memory("cannot map the indirect-branch table"))?;
     crate::thread::IBL.store(ibl.base() as usize, Ordering::Release);
     *lock() = Some(Translator {
         blocks: FxHashMap::default(),
@@ -295,7 +296,8 @@ impl Translator {
         let ai = match self.arenas.iter().position(|a| a.reaches(pc)) {
             Some(i) => i,
             None => {
-                let arena = Arena::near(pc).ok_or("cannot map a code cache arena")?;
+                let arena = Arena::near(pc)
+                    .ok_or_else(|| crate::sys::no_memory("cannot map a code cache arena"))?;
                 crate::cachemap::add_arena(arena.base, arena.end);
                 self.arenas.push(arena);
                 self.arenas.len() - 1
