@@ -1431,9 +1431,12 @@ fn exit_status_passes_through() {
 }
 
 /// Under an address-space limit (`ulimit -v`) too low for the engine's own
-/// mappings, the report and the message name the limit and the ways out;
-/// the program runs uncounted (it did before, with only "cannot map a code
-/// cache arena" to go on).
+/// mappings, the report and the message name the limit and the ways out
+/// (before, they said only "cannot map a code cache arena"). Whether the
+/// engine fails as it starts (the program then runs uncounted, exit 0) or
+/// at its second code-cache arena (exit 125) depends on where the kernel
+/// puts the program's libraries. The limit leaves flopscope itself room
+/// (under 100 MB it ran out of memory in one run of twenty).
 #[test]
 fn an_address_space_limit_too_low_for_the_engine_is_named() {
     let exe = build("native/unmap_vdso.c", &["-O1"]);
@@ -1441,15 +1444,15 @@ fn an_address_space_limit_too_low_for_the_engine_is_named() {
     let json = dir.path().join("r.json");
     let out = std::process::Command::new("sh")
         .arg("-c")
-        .arg(r#"ulimit -v 100000 && exec "$0" count --engine native -o "$1" -- "$2" 1000"#)
+        .arg(r#"ulimit -v 140000 && exec "$0" count --engine native -o "$1" -- "$2" 1000"#)
         .args([FLOPSCOPE.as_ref(), json.as_os_str(), exe.as_os_str()])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(matches!(out.status.code(), Some(0 | 125)), "{stderr}");
     let r = Report(serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap());
     assert_eq!(r.0["complete"], false);
-    let named = "the address space is limited to 97 MiB (ulimit -v)";
+    let named = "the address space is limited to 136 MiB (ulimit -v)";
     for text in [stderr.as_ref(), r.warnings().join("\n").as_str()] {
         assert!(
             text.contains(named)
