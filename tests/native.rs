@@ -1436,7 +1436,8 @@ fn exit_status_passes_through() {
 /// engine fails as it starts (the program then runs uncounted, exit 0) or
 /// at its second code-cache arena (exit 125) depends on where the kernel
 /// puts the program's libraries. The limit leaves flopscope itself room
-/// (under 100 MB it ran out of memory in one run of twenty).
+/// (under 100 MB it ran out of memory in one run of twenty). Then a limit
+/// the counted program sets itself.
 #[test]
 fn an_address_space_limit_too_low_for_the_engine_is_named() {
     let exe = build("native/unmap_vdso.c", &["-O1"]);
@@ -1460,6 +1461,29 @@ fn an_address_space_limit_too_low_for_the_engine_is_named() {
             "{text}"
         );
     }
+    // A shell that lowers its own limit below what the engine has mapped:
+    // its next allocation fails inside the engine, which says so; the
+    // report says the counts are missing (it said "1 block(s) could not be
+    // counted (counter file full ...)").
+    let script = format!("ulimit -v 100000 && exec {} 1000", exe.display());
+    let run = count_with("native", "/bin/sh".as_ref(), &["-c", script.as_str()], &[]);
+    assert!(
+        run.stderr.contains("could not map memory of its own")
+            && run
+                .stderr
+                .contains("raise the limit, or count with --engine emulate"),
+        "{}",
+        run.stderr
+    );
+    let r = run.report.expect("a report");
+    assert_eq!(r.0["complete"], false);
+    let w = r.warnings();
+    assert!(
+        w.iter()
+            .any(|w| w.contains("the process ended inside the engine"))
+            && !w.iter().any(|w| w.contains("counter file full")),
+        "{w:?}"
+    );
 }
 
 #[test]

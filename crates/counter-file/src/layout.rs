@@ -110,6 +110,10 @@ pub mod word {
     /// of their own (no descriptor left under the program's limit on open
     /// files, say), so ran uncounted; each adds 1 in its parent's file.
     pub const CHILDREN_LOST: usize = 24;
+    /// Native engine: 1 when the counts could not be written because the
+    /// process ended while the engine held its translator's lock (it ran
+    /// out of memory, or crashed, inside the engine); 0 after a flush.
+    pub const FLUSH_LOCKED_OUT: usize = 25;
 }
 /// Threads the native engine keeps a state of (see [`word::THREADS_TAKEN_OVER`]).
 pub const MAX_THREADS: usize = 4096;

@@ -34,6 +34,9 @@ pub struct FileCounts {
     pub finished: bool,
     /// Blocks or slots that could not be counted (counts are then low).
     pub overflow: u64,
+    /// The counts were not written: the process ended inside the engine
+    /// (see `word::FLUSH_LOCKED_OUT`).
+    pub flush_locked_out: bool,
     /// An instruction QEMU cannot execute that the program reached.
     pub unsupported: Option<Unsupported>,
     /// Marked regions, in order of first entry; nested regions count
@@ -239,6 +242,7 @@ impl CounterFile {
             pid: layout::load(v.word(word::PID)),
             finished: layout::load(v.word(word::FINISHED)) != 0,
             overflow: layout::load(v.word(word::OVERFLOW)),
+            flush_locked_out: layout::load(v.word(word::FLUSH_LOCKED_OUT)) != 0,
             ..Default::default()
         };
         let pc = layout::load(v.word(word::UNSUPPORTED_PC));

@@ -128,6 +128,7 @@ fn combine(files: &[(PathBuf, FileCounts)]) -> FileCounts {
         }
         out.finished = f.finished;
         out.overflow += f.overflow;
+        out.flush_locked_out |= f.flush_locked_out;
         out.unsupported = out.unsupported.take().or_else(|| f.unsupported.clone());
         add_regions(&mut out.regions, &f.regions);
         out.unmarked.merge(&f.unmarked);
@@ -305,7 +306,7 @@ pub fn report_of(engine: &str, argv: &[String], c: &FileCounts, exit_status: Exi
     }
     let exited = matches!(exit_status, ExitStatus::Code(_));
     r.exit_status = exit_status;
-    r.complete = exited && c.overflow == 0;
+    r.complete = exited && c.overflow == 0 && !c.flush_locked_out;
     if let (Some(at), "emulate") = (c.generated_code_pc, engine) {
         r.complete = false;
         r.warnings.push(format!(
@@ -339,6 +340,11 @@ pub fn report_of(engine: &str, argv: &[String], c: &FileCounts, exit_status: Exi
             crate::layout::FOLDED_THREADS,
             crate::layout::MAX_BANKS
         ));
+    }
+    if c.flush_locked_out {
+        r.warnings.push(
+            "the process ended inside the engine (out of memory, or a crash there) before its counts could be written: they are missing from these counts".into(),
+        );
     }
     if c.overflow > 0 {
         r.warnings.push(format!(

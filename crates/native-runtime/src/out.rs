@@ -249,9 +249,10 @@ pub fn flush(finished: bool) {
 
 fn flush_counts(v: View, finished: bool) {
     let Some(guard) = translator::try_lock() else {
-        v.word(word::OVERFLOW).fetch_add(1, Ordering::AcqRel);
+        v.word(word::FLUSH_LOCKED_OUT).store(1, Ordering::Release);
         return;
     };
+    v.word(word::FLUSH_LOCKED_OUT).store(0, Ordering::Release);
     let Some(t) = guard.as_ref() else { return };
     let descs = &t.slots.descs;
     let mut kinds = Kinds::new();
