@@ -1334,7 +1334,8 @@ fn a_program_that_unmaps_the_vdso_runs_on() {
 /// are kept. With ASan linked statically (no such check), and built with
 /// ThreadSanitizer, it is counted exactly too. The emulate engine refuses
 /// them before they start: QEMU backed their shadow memory until the
-/// machine ran out of memory (the kernel killed it).
+/// machine ran out of memory (the kernel killed it); one that an emulated
+/// program starts runs natively, uncounted, and the report says so.
 #[test]
 fn programs_built_with_sanitizers_are_counted_and_checked() {
     let n = 1000u64;
@@ -1384,6 +1385,30 @@ fn programs_built_with_sanitizers_are_counted_and_checked() {
                 && run.stderr.contains("--engine native"),
             "{flags:?} under emulate:\n{}",
             run.stderr
+        );
+        // Started by an emulated program, it runs natively, uncounted, and
+        // the report says so (QEMU ran out of the machine's memory).
+        let alone = std::process::Command::new(&exe)
+            .arg(n.to_string())
+            .output()
+            .unwrap();
+        let script = format!("exec {} {n}", exe.display());
+        let run = count_with("emulate", "/bin/sh".as_ref(), &["-c", script.as_str()], &[]);
+        assert_eq!(
+            (run.code, run.stdout.as_bytes()),
+            (0, alone.stdout.as_slice()),
+            "{flags:?} started under emulate:\n{}",
+            run.stderr
+        );
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["complete"], false);
+        assert!(
+            r.warnings()
+                .iter()
+                .any(|w| w.contains("started a program that was not counted")
+                    && w.contains("built with a sanitizer")),
+            "{:?}",
+            r.warnings()
         );
     }
 }

@@ -256,7 +256,7 @@ pub fn report_and_counts_of_run(
             ("not an x86-64 program, or --no-follow", "")
         } else {
             (
-                "statically linked, not x86-64, run through a raw execve system call the exec shim does not see, as Go programs make, or --no-follow",
+                "statically linked, not x86-64, built with a sanitizer, run through a raw execve system call the exec shim does not see, as Go programs make, or --no-follow",
                 ", or the job with --engine native",
             )
         };

@@ -18,7 +18,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <elf.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,6 +77,45 @@ static int kind_of(const char *path, char *interp, char *arg) {
     return 0;
 }
 
+/* 1 when the x86-64 ELF file at `path` is built with AddressSanitizer or
+ * ThreadSanitizer: their run-time library's entry (__asan_init,
+ * __tsan_init) is among its symbols. QEMU cannot run such a program (it
+ * backs the sanitizer's terabytes of shadow memory until the machine runs
+ * out of memory), so it runs natively, uncounted, as a static one does. */
+static int sanitized(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+    if (fd < 0) return 0;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(Elf64_Ehdr)) {
+        size_t len = (size_t)st.st_size;
+        const unsigned char *f = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (f != MAP_FAILED) {
+            const Elf64_Ehdr *eh = (const void *)f;
+            size_t off = eh->e_shoff, n = eh->e_shnum;
+            int sane = eh->e_shentsize == sizeof(Elf64_Shdr) && off <= len && n <= (len - off) / sizeof(Elf64_Shdr);
+            const Elf64_Shdr *sh = (const void *)(f + off);
+            for (size_t i = 0; sane && i < n && !found; i++) {
+                if ((sh[i].sh_type != SHT_DYNSYM && sh[i].sh_type != SHT_SYMTAB) || sh[i].sh_link >= n) continue;
+                const Elf64_Shdr *names = &sh[sh[i].sh_link];
+                if (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset || names->sh_offset > len ||
+                    names->sh_size > len - names->sh_offset)
+                    continue;
+                const Elf64_Sym *sym = (const void *)(f + sh[i].sh_offset);
+                for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym) && !found; k++) {
+                    size_t at = sym[k].st_name;
+                    const char *name = (const char *)f + names->sh_offset + at;
+                    /* 12 bytes: either name and its NUL. */
+                    found = at < names->sh_size && names->sh_size - at >= 12 &&
+                            (memcmp(name, "__asan_init", 12) == 0 || memcmp(name, "__tsan_init", 12) == 0);
+                }
+            }
+            munmap((void *)f, len);
+        }
+    }
+    close(fd);
+    return found;
+}
+
 /* Appends `arg` and its NUL to the command line being built, in hex. */
 static void add_command_arg(char *hex, size_t *used, const char *arg) {
     static const char digits[] = "0123456789abcdef";
@@ -90,6 +131,18 @@ static void add_command_arg(char *hex, size_t *used, const char *arg) {
 
 /* Builds qemu's argv and envp for running `path` as `argv`; 0 when the
  * program is not one to relaunch. */
+/* The program's own preloads: its LD_PRELOAD without the shim (NULL if
+ * it has none). */
+static const char *their_preloads(char *const envp[]) {
+    const char *theirs = NULL;
+    for (char *const *e = envp; e && *e; e++)
+        if (strncmp(*e, "LD_PRELOAD=", 11) == 0) theirs = *e + 11;
+    if (theirs && strstr(theirs, shim) == theirs) theirs += strlen(shim) + (theirs[strlen(shim)] == ':');
+    return theirs;
+}
+
+/* 1: run QEMU (nargv, nenvp) instead; 2: run the program natively, with
+ * the environment nenvp; 0: leave the call as it is. */
 static int rewrite(const char *path, char *const argv[], char *const envp[], char **nargv, char **nenvp,
                    char *plugin_arg, char *preload) {
     if (!active || !path) return 0;
@@ -110,6 +163,18 @@ static int rewrite(const char *path, char *const argv[], char *const envp[], cha
     /* A script is relaunched when its interpreter is an x86-64 program. */
     if (kind == 2 && kind_of(interp, scratch1, scratch2) != 1) return 0;
     if (kind == 0) return 0;
+    if (kind == 1 && sanitized(path)) {
+        /* Natively, without the shim in its LD_PRELOAD (AddressSanitizer
+         * stops a program whose first library is not its own). */
+        const char *theirs = their_preloads(envp);
+        snprintf(preload, PATH_BYTES * 2, "LD_PRELOAD=%s", theirs ? theirs : "");
+        int e = 0;
+        for (char *const *p = envp; p && *p && e < MAX_ARGS - 1; p++)
+            if (strncmp(*p, "LD_PRELOAD=", 11) != 0) nenvp[e++] = *p;
+            else if (theirs && *theirs) nenvp[e++] = preload;
+        nenvp[e] = NULL;
+        return 2;
+    }
     /* The command line as the kernel gives it: a script's interpreter, its
      * argument and the script first, then the arguments after argv[0]. */
     static char cmd[2 * COMMAND_BYTES + 1];
@@ -128,10 +193,7 @@ static int rewrite(const char *path, char *const argv[], char *const envp[], cha
     snprintf(plugin_arg, PLUGIN_ARG_BYTES, "%s,out=%s.exec.%d.%ld%09ld,create=1,cmd=%s", plugin, out, (int)getpid(),
              (long)t.tv_sec, (long)t.tv_nsec, cmd);
     /* The program's own preloads stay, after the shim. */
-    const char *theirs = NULL;
-    for (char *const *e = envp; e && *e; e++)
-        if (strncmp(*e, "LD_PRELOAD=", 11) == 0) theirs = *e + 11;
-    if (theirs && strstr(theirs, shim) == theirs) theirs += strlen(shim) + (theirs[strlen(shim)] == ':');
+    const char *theirs = their_preloads(envp);
     snprintf(preload, PATH_BYTES * 2, "LD_PRELOAD=%s%s%s", shim, theirs && *theirs ? ":" : "", theirs ? theirs : "");
     int a = 0;
     nargv[a++] = qemu;
@@ -161,8 +223,9 @@ static int rewrite(const char *path, char *const argv[], char *const envp[], cha
 int execve(const char *path, char *const argv[], char *const envp[]) {
     static char *nargv[MAX_ARGS], *nenvp[MAX_ARGS];
     static char plugin_arg[PLUGIN_ARG_BYTES], preload[PATH_BYTES * 2];
-    if (rewrite(path, argv, envp, nargv, nenvp, plugin_arg, preload)) return real_execve()(qemu, nargv, nenvp);
-    return real_execve()(path, argv, envp);
+    int how = rewrite(path, argv, envp, nargv, nenvp, plugin_arg, preload);
+    if (how == 1) return real_execve()(qemu, nargv, nenvp);
+    return real_execve()(path, argv, how == 2 ? nenvp : envp);
 }
 
 int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
@@ -309,8 +372,9 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
     int err = active && path ? exec_error(path, fa) : 0;
     if (err) return err;
     char *nargv[MAX_ARGS], *nenvp[MAX_ARGS], plugin_arg[PLUGIN_ARG_BYTES], preload[PATH_BYTES * 2];
-    if (rewrite(path, argv, envp, nargv, nenvp, plugin_arg, preload)) return real(pid, qemu, fa, at, nargv, nenvp);
-    return real(pid, path, fa, at, argv, envp);
+    int how = rewrite(path, argv, envp, nargv, nenvp, plugin_arg, preload);
+    if (how == 1) return real(pid, qemu, fa, at, nargv, nenvp);
+    return real(pid, path, fa, at, argv, how == 2 ? nenvp : envp);
 }
 
 int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *at,
