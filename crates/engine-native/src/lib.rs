@@ -308,7 +308,6 @@ fn static_program(
     })
 }
 
-/// The warning for an instruction of an extension this processor lacks.
 /// AddressSanitizer's run-time library stops a program where it is not the
 /// first library loaded ("ASan runtime does not come first in initial
 /// library list"), and the engine's runtime is, as the first entry of
@@ -331,6 +330,7 @@ fn asan_options(theirs: &str) -> Option<String> {
     })
 }
 
+/// The warning for an instruction of an extension this processor lacks.
 fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String {
     let hidden = std::env::var("FLOPSCOPE_HIDE_CPU_FEATURES").is_ok_and(|v| {
         v.split(',').any(|h| {

@@ -129,8 +129,6 @@ static void add_command_arg(char *hex, size_t *used, const char *arg) {
     }
 }
 
-/* Builds qemu's argv and envp for running `path` as `argv`; 0 when the
- * program is not one to relaunch. */
 /* The program's own preloads: its LD_PRELOAD without the shim (NULL if
  * it has none). */
 static const char *their_preloads(char *const envp[]) {
@@ -141,8 +139,10 @@ static const char *their_preloads(char *const envp[]) {
     return theirs;
 }
 
-/* 1: run QEMU (nargv, nenvp) instead; 2: run the program natively, with
- * the environment nenvp; 0: leave the call as it is. */
+/* Builds qemu's argv and envp for running `path` as `argv`. Returns 1:
+ * run QEMU (nargv, nenvp) instead; 2: run the program natively, with the
+ * environment nenvp; 0: leave the call as it is (not a program to
+ * relaunch). */
 static int rewrite(const char *path, char *const argv[], char *const envp[], char **nargv, char **nenvp,
                    char *plugin_arg, char *preload) {
     if (!active || !path) return 0;
