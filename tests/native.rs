@@ -1330,8 +1330,9 @@ fn a_program_that_unmaps_the_vdso_runs_on() {
 /// stopped at once ("ASan runtime does not come first in initial library
 /// list", 0 FLOP): the engine's runtime is preloaded before ASan's. It now
 /// runs and is counted exactly, ASan still reports a heap overflow and
-/// stops the program with its exit code, and options the user gives ASan
-/// are kept. With ASan linked statically (no such check), and built with
+/// stops the program with its exit code, options the user gives ASan are
+/// kept, and the timed runs of `--runs` (which preload the sampler) run
+/// too. With ASan linked statically (no such check), and built with
 /// ThreadSanitizer, it is counted exactly too. The emulate engine refuses
 /// them before they start: QEMU backed their shadow memory until the
 /// machine ran out of memory (the kernel killed it); one that an emulated
@@ -1373,6 +1374,20 @@ fn programs_built_with_sanitizers_are_counted_and_checked() {
             assert_eq!(r.0["complete"], true, "{case}: {:?}", r.warnings());
             assert_eq!(recurrence_counts(&r), (n, n, 2 * n), "{case}");
         }
+        // Timed runs (--runs) preload the sampler: ASan stopped them (exit
+        // 1, and a warning that the runs differ from the counted one).
+        let run = count_as("native", &["--runs", "2"], &exe, &[n.to_string()], &[]);
+        let r = run.report.expect("a report");
+        assert_eq!(
+            (
+                run.code,
+                r.warnings().len(),
+                r.0["timing"]["runs_s"].as_array().map(Vec::len)
+            ),
+            (0, 0, Some(2)),
+            "{flags:?} --runs 2: {:?}",
+            r.warnings()
+        );
         let run = count_with("emulate", &exe, &[n.to_string()], &[]);
         assert_eq!(
             (run.code, run.stdout.as_str(), run.report.is_some()),

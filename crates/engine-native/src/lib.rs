@@ -318,7 +318,7 @@ fn static_program(
 /// exports nothing). Programs without ASan ignore the variable; it is
 /// inherited, so that programs the counted one starts are covered too (a
 /// test driver running sanitized tests).
-fn asan_options(theirs: &str) -> Option<String> {
+pub fn asan_options(theirs: &str) -> Option<String> {
     const OFF: &str = "verify_asan_link_order=0";
     if theirs.contains("verify_asan_link_order") {
         return None;

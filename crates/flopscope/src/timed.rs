@@ -68,6 +68,12 @@ pub fn native_run(argv: &[String], times: &Path, o: &RunOptions) -> Result<Nativ
     let preload = program::preload_list([o.sampler.map(|(so, _)| so), likwid.as_deref()]);
     if let Some(list) = preload {
         cmd.env("LD_PRELOAD", list);
+        // As for the counted run: AddressSanitizer would stop the program
+        // with a preload library ahead of its own.
+        let theirs = std::env::var("ASAN_OPTIONS").unwrap_or_default();
+        if let Some(options) = flopscope_engine_native::asan_options(&theirs) {
+            cmd.env("ASAN_OPTIONS", options);
+        }
     }
     if let Some(path) = o.stdin {
         let f = std::fs::File::open(path)
