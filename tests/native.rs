@@ -1526,6 +1526,32 @@ fn an_address_space_limit_too_low_for_the_engine_is_named() {
     );
 }
 
+/// A SIGFPE's and a SIGILL's `si_addr` is the faulting instruction's
+/// address: a handler saw the address of its copy in the code cache
+/// (printed "divide+-268437897"), though its context showed the program's
+/// (kernels/native/fault_address.c prints both, as offsets into the
+/// functions that faulted). Counted, it prints what it prints natively.
+#[test]
+fn a_fault_address_is_the_programs_instruction() {
+    let exe = build("native/fault_address.c", &["-O1"]);
+    let alone = std::process::Command::new(&exe)
+        .arg("1000")
+        .output()
+        .unwrap();
+    let native = String::from_utf8_lossy(&alone.stdout);
+    assert!(
+        native.contains("SIGFPE at divide+") && native.contains("SIGILL at illegal+"),
+        "{native}"
+    );
+    let run = count_with("native", &exe, &["1000"], &[]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, native.as_ref()),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn a_program_using_gs_is_stopped_with_a_clear_message() {
     let exe = build("native/uses_gs.c", &["-O2"]);

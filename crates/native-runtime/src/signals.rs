@@ -250,6 +250,7 @@ fs_signal_entry:
     push rsi
     push rdx
     mov rdi, rdx
+    # rsi: the siginfo, show_program_pc's second argument.
     call {show_program_pc}
     pop rdx
     pop rsi
@@ -420,7 +421,7 @@ fn pc_word(uc: u64) -> *mut u64 {
 /// entry for [`back_to_cache`]. Elsewhere (in added code, in the runtime)
 /// the context is left as it is. No lock, no allocation, no TLS: any
 /// thread, any moment.
-extern "C" fn show_program_pc(uc: u64) {
+extern "C" fn show_program_pc(uc: u64, info: u64) {
     let entry = gs_word(header::SIGSAVE) - ENTRY;
     let pc = pc_word(uc);
     unmask_window(uc);
@@ -431,6 +432,29 @@ extern "C" fn show_program_pc(uc: u64) {
         *((entry + CACHE_PC) as *mut u64) = if shown.is_some() { cache } else { 0 };
         if let Some(p) = shown {
             *pc = p;
+            show_program_fault_address(info, cache, p);
+        }
+    }
+}
+
+/// A SIGFPE's or SIGILL's `si_addr` is the address of the instruction that
+/// faulted (the kernel writes the interrupted program counter there): it
+/// is shown as the program's, as the context's program counter is (it was
+/// the copy's, in the code cache). `info`: the kernel's siginfo in the
+/// signal frame (rsi at the handler's entry; written by the kernel when
+/// the action has SA_SIGINFO, the only way a handler reads it).
+///
+/// # Safety
+/// `info` is the signal frame's siginfo.
+unsafe fn show_program_fault_address(info: u64, cache: u64, program: u64) {
+    let si = info as *const libc::siginfo_t;
+    // SAFETY: the frame's siginfo (see above).
+    let (signo, code) = unsafe { ((*si).si_signo, (*si).si_code) };
+    if matches!(signo, libc::SIGFPE | libc::SIGILL) && code > 0 {
+        // SAFETY: si_addr of the fault's union member (offset 16 on x86-64).
+        let addr = unsafe { &mut *((info + 16) as *mut u64) };
+        if *addr == cache {
+            *addr = program;
         }
     }
 }
