@@ -1552,6 +1552,41 @@ fn a_fault_address_is_the_programs_instruction() {
     );
 }
 
+/// `rt_sigprocmask` calls whose new mask cannot block SIGSEGV run in the
+/// code cache (kernels/native/sigmask_calls.c: a signal held back and
+/// handled as the mask is restored, N times; bad pointers; a query;
+/// SIG_UNBLOCK): the program sees what it sees natively, and its counts
+/// are exact, sampled or not. A bad set's pointer, which the cache's test
+/// of the set reads first, gives EFAULT as natively, not a SIGSEGV.
+#[test]
+fn signal_masks_set_in_the_cache_behave_as_natively() {
+    let exe = build("native/sigmask_calls.c", &["-O1"]);
+    let n = 1000u64;
+    let alone = std::process::Command::new(&exe)
+        .arg(n.to_string())
+        .output()
+        .unwrap();
+    let native = String::from_utf8_lossy(&alone.stdout);
+    assert!(native.contains("bad set: -1 errno 14"), "{native}");
+    for sampled in [false, true] {
+        let count = if sampled {
+            count_sampled_with
+        } else {
+            count_with
+        };
+        let run = count("native", &exe, &[n.to_string()], &[]);
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (0, native.as_ref()),
+            "{}",
+            run.stderr
+        );
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+        assert_eq!(recurrence_counts(&r), (n, n, 2 * n), "sampled: {sampled}");
+    }
+}
+
 #[test]
 fn a_program_using_gs_is_stopped_with_a_clear_message() {
     let exe = build("native/uses_gs.c", &["-O2"]);

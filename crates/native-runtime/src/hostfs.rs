@@ -213,6 +213,12 @@ pub fn set_errno(v: i32) {
 /// # Safety
 /// As `fs_code_write_fault`.
 pub unsafe extern "C" fn code_write_fault(uc: *const libc::ucontext_t) -> u64 {
+    // SAFETY: per the contract: the kernel's context of this fault.
+    let rip = unsafe { &mut (*uc.cast_mut()).uc_mcontext.gregs[libc::REG_RIP as usize] };
+    if let Some(exit) = crate::code::sigset_probe_fault(*rip as u64) {
+        *rip = exit as i64;
+        return 1;
+    }
     // SAFETY: per the contract.
     in_host(|| keep_errno(|| unsafe { crate::written_code::fs_code_write_fault(uc) }))
 }

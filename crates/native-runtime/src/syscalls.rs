@@ -9,7 +9,9 @@
 //! - `execve`/`execveat`: counts written first (the exec'd program, if it
 //!   is dynamically linked, is taken over again and counted in its own file).
 //! - `rt_sigaction`, `rt_sigreturn`: handlers run in the cache (signals.rs).
-//! - `rt_sigprocmask`: SIGSEGV is never blocked (signals.rs).
+//! - `rt_sigprocmask` with a new mask that would block SIGSEGV (the others
+//!   run in the cache: code.rs, `syscall_check`): SIGSEGV is never blocked
+//!   (signals.rs).
 //! - `arch_prctl` on gs: the engine's own register; refused clearly.
 //! - `mprotect`, `pkey_mprotect`, `munmap`, `mremap` and `mmap` with
 //!   MAP_FIXED: the engine's protection of the range is gone, and the
