@@ -655,8 +655,9 @@ mod tests {
     }
 
     /// The system call check keeps the flags in rcx (lahf; seto al), tests
-    /// the number's bit in the map rip-relatively, and gives the flags and
-    /// rax back on both ways out: no stack, no memory written.
+    /// the number's bit in the map rip-relatively (and an `rt_sigprocmask`'s
+    /// new set for SIGSEGV), and gives the flags and rax back on both ways
+    /// out: no stack, no memory written.
     #[test]
     fn the_system_call_check_writes_no_memory_and_gives_flags_and_rax_back() {
         let mut c = Code::default();
@@ -673,9 +674,19 @@ mod tests {
                 "seto al",
                 "xchg rcx,rax",
                 "cmp rax,1FFh",
-                "ja 0000000070000023h",
+                "ja 0000000070000054h",
                 "bt [70001000h],rax",
-                "jb 000000007000002Dh",
+                "jae 0000000070000054h",
+                "cmp rax,0Eh",
+                "jne 000000007000005Eh",
+                "cmp r10,8",
+                "jne 000000007000005Eh",
+                "test rsi,rsi",
+                "je 0000000070000054h",
+                "cmp rdi,1",
+                "je 0000000070000054h",
+                "bt dword ptr [rsi],0Ah",
+                "jb 000000007000005Eh",
                 "xchg rcx,rax",
                 "add al,7Fh",
                 "sahf",
