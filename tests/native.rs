@@ -711,6 +711,9 @@ fn avx512_compiled_kernels_equal_their_closed_forms() {
 /// the processor has it): the native engine names the instruction, its
 /// address and the missing feature, and the program stops with SIGILL
 /// before its only FLOP, as it does natively and under the emulate engine.
+/// glibc is steered off its AVX-512 string functions as on such a
+/// processor (the C library's constructor, counted from the cache, calls
+/// them before main).
 #[test]
 fn an_avx512_program_without_avx512_names_the_instruction_and_the_feature() {
     let exe = build("avx512.c", &["-O2", "-mavx512f"]);
@@ -718,7 +721,10 @@ fn an_avx512_program_without_avx512_names_the_instruction_and_the_feature() {
         "native",
         &exe,
         &[] as &[&str],
-        &[("FLOPSCOPE_HIDE_CPU_FEATURES", "avx512f")],
+        &[
+            ("FLOPSCOPE_HIDE_CPU_FEATURES", "avx512f"),
+            cpu::SAME_GLIBC_EVERYWHERE,
+        ],
     );
     assert_eq!(run.code, 128 + 4, "flopscope's exit code:\n{}", run.stderr);
     let r = run
@@ -789,6 +795,34 @@ fn a_library_loaded_where_another_was_counts_as_itself() {
     let r = count_ok_with("native", &exe, &args, &[BIND_NOW]);
     let ops = r.flop_by_op();
     assert_eq!((ops["add"], ops["mul"], r.flop("total")), (2 * n, n, 3 * n));
+}
+
+/// native/ctor_work.c: a library whose constructor computes before main
+/// (as libraries building tables at load time do). The runtime's own
+/// constructor runs first (`-z initfirst`), so the library's runs from the
+/// code cache: counted as under the emulate engine, and the closed form
+/// (2 x 3000 in the constructor, N adds in main). Before, the loader ran
+/// every library's constructor ahead of the preloaded runtime's, and the
+/// native engine counted N.
+#[test]
+fn a_library_constructor_is_counted() {
+    let lib = build("native/ctor_work.c", &["-O1", "-shared", "-fPIC"]);
+    let dir = lib.parent().expect("the library's directory");
+    let rpath = format!("-Wl,-rpath,{}", dir.display());
+    let exe = build(
+        "native/ctor_main.c",
+        &["-O1", "-Wl,--no-as-needed", &path_arg(&lib), &rpath],
+    );
+    let n = 1000u64;
+    let args = [n.to_string()];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mismatches = compare_runs("ctor_main", &exe, &args, &[], false);
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    for engine in ["native", "emulate"] {
+        let r = count_ok_with(engine, &exe, &args, &[]);
+        let ops = r.flop_by_op();
+        assert_eq!((ops["add"], ops["mul"]), (3000 + n, 3000), "{engine}");
+    }
 }
 
 fn path_arg(p: &Path) -> String {

@@ -249,3 +249,45 @@ fn a_block_left_at_an_unaligned_atomic_counts_what_ran() {
     }
     f.assert_none();
 }
+
+/// OpenBLAS linked into the program (attribution/gemm.c) starts its worker
+/// threads in its library constructor, before main. The native engine's
+/// constructor runs first now (`-z initfirst`), so those threads start
+/// from the code cache: one cblas_dgemm on 2 threads counts what it
+/// counts on 1, under both engines, with both threads' rows holding work,
+/// and at least the product and alpha's 2 n^3 + n^2. Before, the workers
+/// started before the take-over and ran uncounted: 2,113,540 FLOP of
+/// 4,227,076 at n = 128, and the report said `complete: true`.
+#[test]
+fn threads_a_library_starts_in_its_constructor_are_counted() {
+    let exe = build(
+        "attribution/gemm.c",
+        &["-O2", "-Wl,--no-as-needed", "-lopenblas"],
+    );
+    let n = 128u64;
+    let mut f = Failures::default();
+    for engine in ["emulate", "native"] {
+        let total = |threads: &str| {
+            let r = count_ok_with(
+                engine,
+                &exe,
+                &[n.to_string()],
+                &[("OPENBLAS_NUM_THREADS", threads)],
+            );
+            (r.flop("total"), thread_totals(&r))
+        };
+        let ((one, _), (two, rows)) = (total("1"), total("2"));
+        if one != two {
+            f.push(format!("{engine}: {one} FLOP on 1 thread, {two} on 2"));
+        }
+        if two < 2 * n * n * n + n * n {
+            f.push(format!("{engine}: {two} FLOP, under 2 n^3 + n^2"));
+        }
+        if rows.iter().filter(|t| **t > 0).count() < 2 {
+            f.push(format!(
+                "{engine}: thread rows {rows:?}: the worker's work is missing"
+            ));
+        }
+    }
+    f.assert_none();
+}

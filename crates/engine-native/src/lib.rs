@@ -104,7 +104,7 @@ pub struct NativeEngine {
 }
 
 /// What the report says was not counted (a dynamically linked program).
-pub const NOT_COUNTED: &str = "native engine: the dynamic loader and the shared libraries' constructors that ran before the take-over are not counted (they do no floating-point work in ordinary programs); counts start in the loader, just after the runtime's constructor";
+pub const NOT_COUNTED: &str = "native engine: the dynamic loader's work before the take-over (loading and relocating the libraries) is not counted (it does no floating-point work); counts start at the runtime's constructor, which the loader runs before every other library's constructor";
 /// What the report says of a statically linked program: all of it counted.
 pub const STATIC_COUNTED: &str = "native engine: a statically linked program, loaded by the runtime and counted from its first instruction (its entry point): nothing of it ran before the counts start";
 /// The variable naming the static program for the runtime in the host (its

@@ -135,6 +135,8 @@ pub unsafe extern "C" fn fs_takeover(
     envp: *mut *mut u8,
 ) -> u64 {
     // SAFETY: per the contract.
+    unsafe { environ_before_libc(envp) };
+    // SAFETY: per the contract.
     let program = unsafe { loader::requested(argc, argv, envp) };
     let counted = match std::env::var_os(OUT_ENV) {
         Some(path) => {
@@ -160,6 +162,29 @@ pub unsafe extern "C" fn fs_takeover(
                 run_uncounted(&req);
             }
             0
+        }
+    }
+}
+
+extern "C" {
+    static mut environ: *mut *mut u8;
+}
+
+/// Points the C library's `environ` at `envp` if it is not set yet: this
+/// constructor runs first (build.rs: `-z initfirst`), before the C
+/// library's own sets it, and the runtime reads its settings through it.
+/// The C library's constructor, run later from the cache, sets the same
+/// array.
+///
+/// # Safety
+/// `envp`: the process's initial environment; one thread runs.
+unsafe fn environ_before_libc(envp: *mut *mut u8) {
+    // SAFETY: per the contract; the C library's variable, read and written
+    // while no other thread exists.
+    unsafe {
+        let env = std::ptr::addr_of_mut!(environ);
+        if (*env).is_null() && !envp.is_null() {
+            *env = envp;
         }
     }
 }
