@@ -30,11 +30,11 @@ pub const SIGSET_PROBE: [u8; 4] = [0x0f, 0xba, 0x26, (libc::SIGSEGV - 1) as u8];
 /// performs the call, for the kernel's EFAULT. `None` for any other fault.
 /// Async-signal-safe.
 pub fn sigset_probe_fault(pc: u64) -> Option<u64> {
-    if !crate::cache::in_cache(pc) {
+    if !crate::cache::in_cache(pc) || !crate::cache::in_cache(pc + 9) {
         return None;
     }
-    // SAFETY: cache code, mapped for the whole run; the probe's 4 bytes
-    // and its 6-byte `jc` lie in one block.
+    // SAFETY: cache code, mapped for the whole run (the 10 bytes read: a
+    // fault in the last bytes of an arena is not the probe's).
     let (probe, jc) = unsafe { (*(pc as *const [u8; 4]), *((pc + 4) as *const [u8; 6])) };
     if probe != SIGSET_PROBE || jc[..2] != [0x0f, 0x82] {
         return None;
