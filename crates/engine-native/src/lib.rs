@@ -181,6 +181,13 @@ pub fn run(argv: &[String], opts: &NativeOptions) -> Result<Report, NativeError>
             asan_options(&std::env::var("ASAN_OPTIONS").unwrap_or_default())
                 .map(|v| ("ASAN_OPTIONS", v)),
         )
+        .envs(
+            glibc_tunables(
+                &std::env::var(HIDE_ENV).unwrap_or_default(),
+                std::env::var("GLIBC_TUNABLES").ok().as_deref(),
+            )
+            .map(|v| ("GLIBC_TUNABLES", v)),
+        )
         .env(OUT_ENV, &counter_path)
         .envs(loaded.as_ref().map(|(_, program, _)| (STATIC_ENV, program)))
         // Static programs the counted one execs start in the host too.
@@ -330,9 +337,77 @@ pub fn asan_options(theirs: &str) -> Option<String> {
     })
 }
 
+/// The variable naming the CPU features the engine treats as absent
+/// (crates/native-runtime's cpu.rs).
+pub const HIDE_ENV: &str = "FLOPSCOPE_HIDE_CPU_FEATURES";
+
+/// `GLIBC_TUNABLES` for a run whose `hidden` features (the
+/// [`HIDE_ENV`] list) the engine treats as absent: glibc told to leave
+/// them alone too (`glibc.cpu.hwcaps=-AVX2,...`), as it would on a
+/// processor without them. Else glibc picks its string functions by the
+/// real processor, and the first `strrchr` of the C library's start-up,
+/// counted from the cache, ran an AVX-512 instruction the engine then
+/// stopped with SIGILL, long before the program's own. `theirs`: the
+/// user's value, kept; one that sets `glibc.cpu.hwcaps` itself is left
+/// as it is. `None`: nothing to set.
+pub fn glibc_tunables(hidden: &str, theirs: Option<&str>) -> Option<String> {
+    // Normalized names (lower case, letters and digits, as cpu.rs compares
+    // them) and glibc's: a feature hides those that need it.
+    const AVX512: &[&str] = &["AVX512F", "AVX512VL", "AVX512BW", "AVX512DQ", "AVX512CD"];
+    let glibc_names = |f: &str| -> &'static [&'static str] {
+        match f {
+            "ssse3" => &["SSSE3"],
+            "sse41" => &["SSE4_1"],
+            "sse42" => &["SSE4_2"],
+            "avx" => &[
+                "AVX", "AVX2", "FMA", "F16C", "AVX512F", "AVX512VL", "AVX512BW", "AVX512DQ",
+                "AVX512CD",
+            ],
+            "avx2" => &["AVX2"],
+            "fma" => &["FMA"],
+            "f16c" => &["F16C"],
+            "bmi1" => &["BMI1"],
+            "bmi2" => &["BMI2"],
+            "avx512f" => AVX512,
+            "avx512vl" => &["AVX512VL"],
+            "avx512bw" => &["AVX512BW"],
+            "avx512dq" => &["AVX512DQ"],
+            "avx512cd" => &["AVX512CD"],
+            _ => &[],
+        }
+    };
+    let mut off: Vec<&str> = Vec::new();
+    for f in hidden.split(',') {
+        let f: String = f
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        for name in glibc_names(&f) {
+            if !off.contains(name) {
+                off.push(name);
+            }
+        }
+    }
+    if off.is_empty() || theirs.is_some_and(|t| t.contains("glibc.cpu.hwcaps=")) {
+        return None;
+    }
+    let hwcaps = format!(
+        "glibc.cpu.hwcaps={}",
+        off.iter()
+            .map(|n| format!("-{n}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    Some(match theirs.filter(|t| !t.is_empty()) {
+        Some(t) => format!("{t}:{hwcaps}"),
+        None => hwcaps,
+    })
+}
+
 /// The warning for an instruction of an extension this processor lacks.
 fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String {
-    let hidden = std::env::var("FLOPSCOPE_HIDE_CPU_FEATURES").is_ok_and(|v| {
+    let hidden = std::env::var(HIDE_ENV).is_ok_and(|v| {
         v.split(',').any(|h| {
             h.trim().eq_ignore_ascii_case(feature)
                 || h.trim()
@@ -364,6 +439,25 @@ fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hidden_features_are_hidden_from_glibc_too() {
+        assert_eq!(glibc_tunables("", None), None);
+        assert_eq!(glibc_tunables("sha,gfni", None), None);
+        assert_eq!(
+            glibc_tunables("avx512f", None).as_deref(),
+            Some("glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD")
+        );
+        assert_eq!(
+            glibc_tunables("AVX2, sse4.1,avx2", Some("glibc.malloc.arena_max=2")).as_deref(),
+            Some("glibc.malloc.arena_max=2:glibc.cpu.hwcaps=-AVX2,-SSE4_1")
+        );
+        assert_eq!(
+            glibc_tunables("avx2", Some("glibc.cpu.hwcaps=-AVX512F")),
+            None,
+            "the user's own hwcaps are left as they are"
+        );
+    }
 
     #[test]
     fn asan_options_gain_the_link_order_check_off_after_the_users_own() {
