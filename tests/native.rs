@@ -1677,6 +1677,30 @@ fn programs_execd_with_an_environment_of_their_own_are_counted() {
     assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
 }
 
+/// Under `FLOPSCOPE_HIDE_CPU_FEATURES`, flopscope tells glibc to leave the
+/// hidden features alone (`GLIBC_TUNABLES`), and a program exec'd with a
+/// cleared environment (`env -i`) gets that back with the engine's own
+/// variables: else its C library's start-up ran glibc's AVX-512 string
+/// functions, which the hidden feature stops with SIGILL (on AVX-512
+/// machines; the environment is checked everywhere).
+#[test]
+fn hidden_features_reach_programs_execd_with_a_cleared_environment() {
+    let run = count_with(
+        "native",
+        "/bin/sh".as_ref(),
+        &["-c", "exec env -i /usr/bin/env"],
+        &[("FLOPSCOPE_HIDE_CPU_FEATURES", "avx512f")],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let tunables =
+        "GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD";
+    assert!(
+        run.stdout.lines().any(|l| l == tunables),
+        "the exec'd program's environment:\n{}",
+        run.stdout
+    );
+}
+
 /// A loop flipping its own addsd/mulsd every iteration runs the
 /// instruction just written in the same iteration, as the processor does:
 /// ceil(N/2) multiplies, floor(N/2) adds, and the program prints what it

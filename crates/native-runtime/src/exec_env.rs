@@ -8,7 +8,8 @@
 //! list, `env -i`, Python's `subprocess.run(env=...)`) dropped them, and its
 //! child ran uncounted without a word. So the runtime keeps the variables
 //! flopscope set (`LD_PRELOAD` and every `FLOPSCOPE_*` but the static
-//! program to load), as the process started, and an `execve`/`execveat`
+//! program to load; `GLIBC_TUNABLES` when features are hidden, see
+//! [`capture`]), as the process started, and an `execve`/`execveat`
 //! whose environment lacks one gets it added (an `LD_PRELOAD` of the
 //! program's own gets the runtime's list in front); the program's own
 //! pointer is given back if the exec fails. Under `--no-follow` nothing is
@@ -27,11 +28,21 @@ static KEPT: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
 
 /// Keeps the engine's variables from the environment the process started
 /// with; at the take-over, before the program runs.
+///
+/// Under `FLOPSCOPE_HIDE_CPU_FEATURES`, `GLIBC_TUNABLES` too: flopscope
+/// set it to keep glibc off the hidden features (engine-native's
+/// `glibc_tunables`), which a program exec'd with a cleared environment
+/// would otherwise use in its C library's start-up, and stop there.
 pub fn capture() {
     use std::os::unix::ffi::OsStrExt;
+    let hiding = std::env::var_os("FLOPSCOPE_HIDE_CPU_FEATURES").is_some();
     let _ = KEPT.set(
         std::env::vars_os()
-            .filter(|(k, _)| k == "LD_PRELOAD" || k.as_bytes().starts_with(b"FLOPSCOPE_"))
+            .filter(|(k, _)| {
+                k == "LD_PRELOAD"
+                    || k.as_bytes().starts_with(b"FLOPSCOPE_")
+                    || (hiding && k == "GLIBC_TUNABLES")
+            })
             // The static program this process was started to load: each
             // exec names its own (loader.rs, `exec_in_host`).
             .filter(|(k, _)| k != crate::loader::STATIC_ENV)
