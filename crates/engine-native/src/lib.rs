@@ -351,8 +351,8 @@ pub const HIDE_ENV: &str = "FLOPSCOPE_HIDE_CPU_FEATURES";
 /// user's value, kept; one that sets `glibc.cpu.hwcaps` itself is left
 /// as it is. `None`: nothing to set.
 pub fn glibc_tunables(hidden: &str, theirs: Option<&str>) -> Option<String> {
-    // Normalized names (lower case, letters and digits, as cpu.rs compares
-    // them) and glibc's: a feature hides those that need it.
+    // Feature keys ([`feature_key`]) and glibc's names: a feature hides
+    // those that need it.
     const AVX512: &[&str] = &["AVX512F", "AVX512VL", "AVX512BW", "AVX512DQ", "AVX512CD"];
     let glibc_names = |f: &str| -> &'static [&'static str] {
         match f {
@@ -378,12 +378,7 @@ pub fn glibc_tunables(hidden: &str, theirs: Option<&str>) -> Option<String> {
     };
     let mut off: Vec<&str> = Vec::new();
     for f in hidden.split(',') {
-        let f: String = f
-            .chars()
-            .filter(char::is_ascii_alphanumeric)
-            .map(|c| c.to_ascii_lowercase())
-            .collect();
-        for name in glibc_names(&f) {
+        for name in glibc_names(&feature_key(f)) {
             if !off.contains(name) {
                 off.push(name);
             }
@@ -405,16 +400,21 @@ pub fn glibc_tunables(hidden: &str, theirs: Option<&str>) -> Option<String> {
     })
 }
 
+/// A feature's name as the runtime compares the [`HIDE_ENV`] list
+/// (crates/native-runtime's cpu.rs, `normalized`): lower case, letters
+/// and digits only, so that iced's `AVX512_VBMI`, Linux's `avx512_vbmi`
+/// and Rust's `sse4.1` spellings meet.
+fn feature_key(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
 /// The warning for an instruction of an extension this processor lacks.
 fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String {
-    let hidden = std::env::var(HIDE_ENV).is_ok_and(|v| {
-        v.split(',').any(|h| {
-            h.trim().eq_ignore_ascii_case(feature)
-                || h.trim()
-                    .replace(['_', '.'], "")
-                    .eq_ignore_ascii_case(&feature.replace('_', ""))
-        })
-    });
+    let hidden = std::env::var(HIDE_ENV)
+        .is_ok_and(|v| v.split(',').any(|h| feature_key(h) == feature_key(feature)));
     let lacks = if hidden {
         "which FLOPSCOPE_HIDE_CPU_FEATURES hides from the native engine"
     } else {

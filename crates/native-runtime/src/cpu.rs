@@ -15,6 +15,10 @@
 use iced_x86::{CpuidFeature as F, Instruction};
 use std::sync::OnceLock;
 
+/// The variable naming the features the engine treats as absent (read
+/// here; exec_env.rs keeps glibc's tunables when it is set).
+pub const HIDE_ENV: &str = "FLOPSCOPE_HIDE_CPU_FEATURES";
+
 /// The first feature `insn` needs that this processor lacks (or that
 /// `FLOPSCOPE_HIDE_CPU_FEATURES` hides), as iced-x86 names it.
 pub fn missing(insn: &Instruction) -> Option<F> {
@@ -73,7 +77,7 @@ fn detected(f: F) -> Option<bool> {
 fn hidden() -> &'static [String] {
     static HIDDEN: OnceLock<Vec<String>> = OnceLock::new();
     HIDDEN.get_or_init(|| {
-        std::env::var("FLOPSCOPE_HIDE_CPU_FEATURES")
+        std::env::var(HIDE_ENV)
             .map(|v| {
                 v.split(',')
                     .map(normalized)
@@ -120,8 +124,8 @@ mod tests {
         // vaddpd zmm0, zmm0, zmm0
         let mut d = iced_x86::Decoder::new(64, &[0x62, 0xf1, 0xfd, 0x48, 0x58, 0xc0], 0);
         let insn = d.decode();
-        let hidden = std::env::var("FLOPSCOPE_HIDE_CPU_FEATURES")
-            .is_ok_and(|v| v.to_ascii_lowercase().contains("avx512f"));
+        let hidden =
+            std::env::var(HIDE_ENV).is_ok_and(|v| v.to_ascii_lowercase().contains("avx512f"));
         let lacks = !std::arch::is_x86_feature_detected!("avx512f") || hidden;
         let expected = lacks.then_some(F::AVX512F);
         assert_eq!(missing(&insn), expected);

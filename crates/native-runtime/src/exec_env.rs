@@ -35,7 +35,7 @@ static KEPT: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
 /// would otherwise use in its C library's start-up, and stop there.
 pub fn capture() {
     use std::os::unix::ffi::OsStrExt;
-    let hiding = std::env::var_os("FLOPSCOPE_HIDE_CPU_FEATURES").is_some();
+    let hiding = std::env::var_os(crate::cpu::HIDE_ENV).is_some();
     let _ = KEPT.set(
         std::env::vars_os()
             .filter(|(k, _)| {
