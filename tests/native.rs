@@ -769,6 +769,56 @@ fn cxx_exceptions_and_virtual_calls_count_exactly() {
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
 
+/// native/unpaired_returns.c: calls that never return (longjmp, siglongjmp
+/// from a handler, call/pop, a retpoline-style thunk, a helper that drops
+/// its return address) and returns no call made (`push; ret`), then a
+/// recursion 20,000 deep: every return lands where it lands natively.
+/// Output equal to the program alone, sampled or not; FLOP 160 N + 80,000
+/// in both engines, which agree over the whole program.
+#[test]
+fn returns_that_do_not_pair_with_calls_land_as_natively() {
+    let n = 100u64;
+    let arg = n.to_string();
+    let mut mismatches = Vec::new();
+    for base in [&["-O2"][..], &["-O2", "-mavx2", "-mfma"]] {
+        let flags = with_region(base);
+        mismatches.extend(compare(
+            "native/unpaired_returns.c",
+            &flags,
+            &[&arg],
+            &[],
+            true,
+        ));
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let exe = build("native/unpaired_returns.c", &flags);
+        let alone = std::process::Command::new(&exe).arg(&arg).output().unwrap();
+        let alone = String::from_utf8_lossy(&alone.stdout);
+        assert_eq!(alone.split_whitespace().nth(1), Some("27900"), "{alone}");
+        for sampled in [false, true] {
+            let count = if sampled {
+                count_sampled_with
+            } else {
+                count_with
+            };
+            let run = count("native", &exe, &[&arg], &[]);
+            assert_eq!(
+                (run.code, run.stdout.as_str()),
+                (0, alone.as_ref()),
+                "{}",
+                run.stderr
+            );
+            let r = run.report.expect("a report");
+            assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+            assert_eq!(
+                r.flop("fp64"),
+                160 * n + 80_000,
+                "{base:?}, sampled: {sampled}"
+            );
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
 /// native/dlopen_twice.c: libraries loaded, run and unloaded in turn (the
 /// second lands where the first was): the unloaded code's translations are
 /// forgotten, so each library counts as itself. Both engines' FLOP equal,
