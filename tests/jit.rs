@@ -1,8 +1,10 @@
 //! Code written at run time by real JIT compilers from Debian's packages,
 //! counted by the native engine as it runs: Numba (LLVM) compiling and
 //! recompiling a Python function, LuaJIT compiling a hot loop into a trace,
-//! OpenJDK's JVM (its interpreter, generated at start-up), and Erlang's
-//! BEAM (which writes its code through a second mapping of its memory).
+//! OpenJDK's JVM (its interpreter, generated at start-up), Node.js's V8
+//! (an interpreter and an optimizing compiler that deoptimizes and
+//! compiles again), and Erlang's BEAM (which writes its code through a
+//! second mapping of its memory).
 //! Each is compared with its closed form where the JIT leaves one (every
 //! multiply of the recurrence), and exactly with the emulate engine.
 //!
@@ -188,6 +190,49 @@ fn a_java_recurrence_is_counted_exactly() {
             op(g, "mul") >= n && op(g, "add") >= n,
             "round {round}: {}",
             g["flop_by_op"]
+        );
+    }
+}
+
+/// Node.js 18 (V8: its Ignition interpreter's handlers and the TurboFan
+/// code it compiles are written at run time, and a deoptimized function's
+/// code is thrown away and compiled again) running a float recurrence
+/// (kernels/jit/recurrence.js) with `--predictable`, which makes V8 do the
+/// same work in every run: the native engine's counts equal the emulate
+/// engine's exactly, whole program, and the output is V8's alone. The
+/// recurrence's 2 N multiplies and 2 N adds are all there; V8's own
+/// arithmetic (its start-up, heap statistics) adds under 1%.
+#[test]
+fn node_v8_code_is_counted_exactly() {
+    const NODE: &str = "/usr/bin/node";
+    let n = 300_000u64;
+    let args = [
+        "--predictable".to_string(),
+        "--single-threaded".to_string(),
+        script("recurrence.js"),
+        n.to_string(),
+    ];
+    let alone = std::process::Command::new(NODE)
+        .args(&args)
+        .output()
+        .expect("node (nodejs, scripts/setup.sh)");
+    assert!(alone.status.success(), "node alone: {alone:?}");
+    let (e, native, stdout) = both_engines(NODE, &args, &[]);
+    assert_eq!(
+        stdout,
+        String::from_utf8_lossy(&alone.stdout),
+        "the program's output"
+    );
+    for k in ["flop", "flop_by_op", "flop_by_width", "fp_instructions"] {
+        assert_eq!(e.0[k], native.0[k], "whole program: {k}: emulate vs native");
+    }
+    let ops = native.flop_by_op();
+    for o in ["mul", "add"] {
+        let extra = ops[o].checked_sub(2 * n);
+        assert!(
+            extra.is_some_and(|x| x < n / 100),
+            "{o}: {} for 2 x {n} steps",
+            ops[o]
         );
     }
 }
