@@ -64,6 +64,31 @@ fn compare_runs(
     out
 }
 
+/// Counts `exe args` under the native engine, sampled or not: exit 0,
+/// the output of the program alone (`alone`), a complete report.
+fn native_as_alone<A: AsRef<std::ffi::OsStr>>(
+    exe: &Path,
+    args: &[A],
+    alone: &str,
+    sampled: bool,
+) -> Report {
+    let count = if sampled {
+        count_sampled_with
+    } else {
+        count_with
+    };
+    let run = count("native", exe, args, &[]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, alone),
+        "{}",
+        run.stderr
+    );
+    let r = run.report.expect("a report");
+    assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+    r
+}
+
 #[test]
 fn native_equals_emulate_on_every_kernel() {
     let precisions: [&[&str]; 2] = [&[], &["-DSINGLE"]];
@@ -795,20 +820,7 @@ fn returns_that_do_not_pair_with_calls_land_as_natively() {
         let alone = String::from_utf8_lossy(&alone.stdout);
         assert_eq!(alone.split_whitespace().nth(1), Some("27900"), "{alone}");
         for sampled in [false, true] {
-            let count = if sampled {
-                count_sampled_with
-            } else {
-                count_with
-            };
-            let run = count("native", &exe, &[&arg], &[]);
-            assert_eq!(
-                (run.code, run.stdout.as_str()),
-                (0, alone.as_ref()),
-                "{}",
-                run.stderr
-            );
-            let r = run.report.expect("a report");
-            assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+            let r = native_as_alone(&exe, &[&arg], &alone, sampled);
             assert_eq!(
                 r.flop("fp64"),
                 160 * n + 80_000,
@@ -1653,20 +1665,7 @@ fn signal_masks_set_in_the_cache_behave_as_natively() {
     let native = String::from_utf8_lossy(&alone.stdout);
     assert!(native.contains("bad set: -1 errno 14"), "{native}");
     for sampled in [false, true] {
-        let count = if sampled {
-            count_sampled_with
-        } else {
-            count_with
-        };
-        let run = count("native", &exe, &[n.to_string()], &[]);
-        assert_eq!(
-            (run.code, run.stdout.as_str()),
-            (0, native.as_ref()),
-            "{}",
-            run.stderr
-        );
-        let r = run.report.expect("a report");
-        assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+        let r = native_as_alone(&exe, &[n.to_string()], &native, sampled);
         assert_eq!(recurrence_counts(&r), (n, n, 2 * n), "sampled: {sampled}");
     }
 }
