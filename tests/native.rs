@@ -917,6 +917,48 @@ fn cpython_counts_as_under_the_emulate_engine() {
     );
 }
 
+/// numpy (Debian's, under /usr/bin/python3), its ufuncs in regions marked
+/// through ctypes (kernels/native/numpy_ufuncs.py): numpy picks its loops
+/// by the processor it sees (AVX-512 with masked remainders on an
+/// AVX-512 machine, AVX2 under the emulate engine's QEMU), and each region
+/// counts one FLOP per element exactly under both engines, whatever the
+/// width: adds, float32 multiplies and divisions, square roots, maxima,
+/// and a strided add (numpy's scalar loop).
+#[test]
+fn numpy_ufuncs_count_one_flop_per_element_whatever_loops_numpy_picks() {
+    let python = Path::new("/usr/bin/python3");
+    let include = markers_include();
+    let marks = build("jit/marks.c", &["-shared", "-fPIC", "-O2", "-I", &include]);
+    let script = kernel_dir().join("native").join("numpy_ufuncs.py");
+    let n = 1001u64;
+    let args = [path_arg(&script), path_arg(&marks), n.to_string()];
+    let expected: [(&str, &str, &str, u64); 6] = [
+        ("add", "add", "fp64", n),
+        ("mul32", "mul", "fp32", n),
+        ("sqrt", "sqrt", "fp64", 1000),
+        ("div32", "div", "fp32", n),
+        ("max", "minmax", "fp64", n),
+        ("strided", "add", "fp64", n.div_ceil(3)),
+    ];
+    for engine in ["native", "emulate"] {
+        let r = count_ok_with(engine, python, &args, &[]);
+        for (name, op, precision, flop) in expected {
+            let g = region(&r, name).unwrap_or_else(|| panic!("{engine}: no region {name}"));
+            assert_eq!(
+                (
+                    g["flop"]["total"].as_u64(),
+                    g["flop"][precision].as_u64(),
+                    g["flop_by_op"][op].as_u64()
+                ),
+                (Some(flop), Some(flop), Some(flop)),
+                "{engine}, region {name}: {} {}",
+                g["flop_by_op"],
+                g["fp_instructions"]
+            );
+        }
+    }
+}
+
 /// omp_triad.c: 2 N REPS FLOP whatever the thread count, every time.
 #[test]
 fn openmp_exact_with_any_thread_count_20_times() {
