@@ -919,8 +919,9 @@ fn cpython_counts_as_under_the_emulate_engine() {
 
 /// numpy (Debian's, under /usr/bin/python3), its ufuncs in regions marked
 /// through ctypes (kernels/native/numpy_ufuncs.py): numpy picks its loops
-/// by the processor it sees (AVX-512 with masked remainders on an
-/// AVX-512 machine, AVX2 under the emulate engine's QEMU), and each region
+/// by the processor it sees (on an AVX-512 machine AVX-512 ones, some with
+/// a masked remainder, others with a scalar one; AVX2 under the emulate
+/// engine's QEMU), and each region
 /// counts one FLOP per element exactly under both engines, whatever the
 /// width: adds, float32 multiplies and divisions, square roots, maxima,
 /// and a strided add (numpy's scalar loop).
