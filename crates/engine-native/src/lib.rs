@@ -33,6 +33,7 @@ use flopscope_counter_file::orphans;
 use flopscope_counter_file::read::{CounterFile, Unsupported, UnsupportedKind};
 use flopscope_counter_file::report::report_and_counts_of_run;
 use flopscope_engine_qemu::host::program::{self, ProgramError};
+use flopscope_model::vocab::cpu_feature_key;
 use flopscope_model::{ExitStatus, Report};
 use std::path::PathBuf;
 use std::process::Command;
@@ -338,8 +339,8 @@ pub fn asan_options(theirs: &str) -> Option<String> {
 }
 
 /// The variable naming the CPU features the engine treats as absent
-/// (crates/native-runtime's cpu.rs).
-pub const HIDE_ENV: &str = "FLOPSCOPE_HIDE_CPU_FEATURES";
+/// (crates/native-runtime's cpu.rs reads it too).
+pub use flopscope_model::vocab::HIDE_CPU_FEATURES_ENV as HIDE_ENV;
 
 /// `GLIBC_TUNABLES` for a run whose `hidden` features (the
 /// [`HIDE_ENV`] list) the engine treats as absent: glibc told to leave
@@ -351,7 +352,7 @@ pub const HIDE_ENV: &str = "FLOPSCOPE_HIDE_CPU_FEATURES";
 /// user's value, kept; one that sets `glibc.cpu.hwcaps` itself is left
 /// as it is. `None`: nothing to set.
 pub fn glibc_tunables(hidden: &str, theirs: Option<&str>) -> Option<String> {
-    // Feature keys ([`feature_key`]) and glibc's names: a feature hides
+    // Feature keys (`cpu_feature_key`) and glibc's names: a feature hides
     // those that need it.
     const AVX512: &[&str] = &["AVX512F", "AVX512VL", "AVX512BW", "AVX512DQ", "AVX512CD"];
     let glibc_names = |f: &str| -> &'static [&'static str] {
@@ -378,7 +379,7 @@ pub fn glibc_tunables(hidden: &str, theirs: Option<&str>) -> Option<String> {
     };
     let mut off: Vec<&str> = Vec::new();
     for f in hidden.split(',') {
-        for name in glibc_names(&feature_key(f)) {
+        for name in glibc_names(&cpu_feature_key(f)) {
             if !off.contains(name) {
                 off.push(name);
             }
@@ -400,21 +401,12 @@ pub fn glibc_tunables(hidden: &str, theirs: Option<&str>) -> Option<String> {
     })
 }
 
-/// A feature's name as the runtime compares the [`HIDE_ENV`] list
-/// (crates/native-runtime's cpu.rs, `normalized`): lower case, letters
-/// and digits only, so that iced's `AVX512_VBMI`, Linux's `avx512_vbmi`
-/// and Rust's `sse4.1` spellings meet.
-fn feature_key(name: &str) -> String {
-    name.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
-
 /// The warning for an instruction of an extension this processor lacks.
 fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String {
-    let hidden = std::env::var(HIDE_ENV)
-        .is_ok_and(|v| v.split(',').any(|h| feature_key(h) == feature_key(feature)));
+    let hidden = std::env::var(HIDE_ENV).is_ok_and(|v| {
+        v.split(',')
+            .any(|h| cpu_feature_key(h) == cpu_feature_key(feature))
+    });
     let lacks = if hidden {
         "which FLOPSCOPE_HIDE_CPU_FEATURES hides from the native engine"
     } else {

@@ -159,3 +159,35 @@ impl FlopOp {
         }
     }
 }
+
+/// The variable naming the CPU features the native engine treats as absent
+/// (`FLOPSCOPE_HIDE_CPU_FEATURES=avx512f,...`): read by the engine's
+/// runtime, which stops their instructions, and by flopscope, which tells
+/// the C library too and words its warning after it.
+pub const HIDE_CPU_FEATURES_ENV: &str = "FLOPSCOPE_HIDE_CPU_FEATURES";
+
+/// A CPU feature's name as the [`HIDE_CPU_FEATURES_ENV`] list is compared:
+/// lower case, letters and digits only, so that iced's `AVX512_VBMI`,
+/// Linux's `avx512_vbmi` and Rust's `avx512vbmi` (`SSE4_1`, `sse4_1`,
+/// `sse4.1`) are one name.
+pub fn cpu_feature_key(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_feature_key;
+
+    #[test]
+    fn the_three_spellings_of_a_feature_are_one_name() {
+        for spelling in ["AVX512_VBMI", "avx512_vbmi", "avx512vbmi"] {
+            assert_eq!(cpu_feature_key(spelling), "avx512vbmi");
+        }
+        for spelling in ["SSE4_1", "sse4_1", "sse4.1"] {
+            assert_eq!(cpu_feature_key(spelling), "sse41");
+        }
+    }
+}

@@ -12,12 +12,13 @@
 //! without them): what a program does on a smaller machine can be checked
 //! on a bigger one, and so can the tests of this path.
 
+use flopscope_model::vocab::cpu_feature_key;
 use iced_x86::{CpuidFeature as F, Instruction};
 use std::sync::OnceLock;
 
 /// The variable naming the features the engine treats as absent (read
 /// here; exec_env.rs keeps glibc's tunables when it is set).
-pub const HIDE_ENV: &str = "FLOPSCOPE_HIDE_CPU_FEATURES";
+pub use flopscope_model::vocab::HIDE_CPU_FEATURES_ENV as HIDE_ENV;
 
 /// The first feature `insn` needs that this processor lacks (or that
 /// `FLOPSCOPE_HIDE_CPU_FEATURES` hides), as iced-x86 names it.
@@ -33,7 +34,11 @@ pub fn missing(insn: &Instruction) -> Option<F> {
 /// floating-point code), which are taken as present.
 fn present(f: F) -> Option<bool> {
     let have = detected(f)?;
-    Some(have && !hidden().iter().any(|h| *h == normalized(&format!("{f:?}"))))
+    Some(
+        have && !hidden()
+            .iter()
+            .any(|h| *h == cpu_feature_key(&format!("{f:?}"))),
+    )
 }
 
 /// `std::arch` detection (CPUID and the OS's XSAVE support) of the vector
@@ -80,7 +85,7 @@ fn hidden() -> &'static [String] {
         std::env::var(HIDE_ENV)
             .map(|v| {
                 v.split(',')
-                    .map(normalized)
+                    .map(cpu_feature_key)
                     .filter(|s| !s.is_empty())
                     .collect()
             })
@@ -88,29 +93,9 @@ fn hidden() -> &'static [String] {
     })
 }
 
-/// Lower case, letters and digits only: iced's `AVX512_VBMI`, Linux's
-/// `avx512_vbmi` and Rust's `avx512vbmi` (`SSE4_1`, `sse4_1`, `sse4.1`)
-/// all become one name.
-fn normalized(name: &str) -> String {
-    name.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_three_spellings_of_a_feature_are_one_name() {
-        for spelling in ["AVX512_VBMI", "avx512_vbmi", "avx512vbmi"] {
-            assert_eq!(normalized(spelling), "avx512vbmi");
-        }
-        for spelling in ["SSE4_1", "sse4_1", "sse4.1"] {
-            assert_eq!(normalized(spelling), "sse41");
-        }
-    }
 
     #[test]
     fn baseline_instructions_need_nothing_missing() {
