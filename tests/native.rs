@@ -37,10 +37,22 @@ fn compare(
     env: &[(&str, &str)],
     region_too: bool,
 ) -> Vec<String> {
+    built_and_compared(source, flags, args, env, region_too).1
+}
+
+/// [`compare`], and the kernel's executable for the test's own checks.
+fn built_and_compared(
+    source: &str,
+    flags: &[String],
+    args: &[&str],
+    env: &[(&str, &str)],
+    region_too: bool,
+) -> (std::path::PathBuf, Vec<String>) {
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let exe = build(source, &flags);
     let what = format!("{source} [{}] {args:?}", flags.join(" "));
-    compare_runs(&what, &exe, args, env, region_too)
+    let mismatches = compare_runs(&what, &exe, args, env, region_too);
+    (exe, mismatches)
 }
 
 /// [`compare`] for a program already built.
@@ -779,10 +791,9 @@ fn cxx_exceptions_and_virtual_calls_count_exactly() {
     let arg = n.to_string();
     let mut mismatches = Vec::new();
     for base in [&["-O2"][..], &["-O2", "-mavx2", "-mfma"]] {
-        let flags = with_region(base);
-        mismatches.extend(compare("native/cxx_unwind.cpp", &flags, &[&arg], &[], true));
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let exe = build("native/cxx_unwind.cpp", &flags);
+        let source = "native/cxx_unwind.cpp";
+        let (exe, found) = built_and_compared(source, &with_region(base), &[&arg], &[], true);
+        mismatches.extend(found);
         let r = count_ok_with("native", &exe, &[&arg], &[BIND_NOW]);
         let in_region = region(&r, "program").expect("region \"program\"");
         assert_eq!(
@@ -806,16 +817,9 @@ fn returns_that_do_not_pair_with_calls_land_as_natively() {
     let arg = n.to_string();
     let mut mismatches = Vec::new();
     for base in [&["-O2"][..], &["-O2", "-mavx2", "-mfma"]] {
-        let flags = with_region(base);
-        mismatches.extend(compare(
-            "native/unpaired_returns.c",
-            &flags,
-            &[&arg],
-            &[],
-            true,
-        ));
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let exe = build("native/unpaired_returns.c", &flags);
+        let source = "native/unpaired_returns.c";
+        let (exe, found) = built_and_compared(source, &with_region(base), &[&arg], &[], true);
+        mismatches.extend(found);
         let alone = std::process::Command::new(&exe).arg(&arg).output().unwrap();
         let alone = String::from_utf8_lossy(&alone.stdout);
         assert_eq!(alone.split_whitespace().nth(1), Some("27900"), "{alone}");
