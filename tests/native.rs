@@ -1797,6 +1797,122 @@ fn hidden_features_reach_programs_execd_with_a_cleared_environment() {
     );
 }
 
+/// Under `FLOPSCOPE_HIDE_CPU_FEATURES`, the program's own `cpuid` answers
+/// without the hidden features' bits, and those of the features that need
+/// them (bits from the Intel SDM's CPUID table), so that a program choosing
+/// its code by CPUID, as numpy, OpenBLAS and JIT compilers do, takes the
+/// path it would take on a processor without them: here SSE2 instead of
+/// AVX2 (N x REPS FLOP, in 128-bit instructions). libgcc's
+/// `__builtin_cpu_supports`, asked by its constructor from the cache, says
+/// the same. Nothing hidden (the variable empty), the program prints what
+/// it prints alone. Runs on every x86-64 processor: a bit the processor
+/// lacks is clear alone already.
+#[test]
+fn hidden_features_are_hidden_from_the_programs_own_cpuid() {
+    let exe = build("native/cpuid_choice.c", &["-O2"]);
+    let (n, reps) = (1000u64, 30u64);
+    let args = [n.to_string(), reps.to_string()];
+    let alone = std::process::Command::new(&exe)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(alone.status.success());
+    let alone = String::from_utf8(alone.stdout).unwrap();
+    let word = |text: &str, name: &str| -> u32 {
+        let line = text.lines().find(|l| l.starts_with(&format!("{name} ")));
+        let hex = line.unwrap_or_else(|| panic!("no {name} in {text}"));
+        u32::from_str_radix(hex.split_whitespace().nth(1).unwrap(), 16).unwrap()
+    };
+    // AVX-512 everywhere CPUID reports it: leaf 7.0 EBX F, DQ, IFMA, CD, BW,
+    // VL; ECX VBMI, VBMI2, VNNI, BITALG, VPOPCNTDQ; EDX 4VNNIW, 4FMAPS,
+    // VP2INTERSECT, FP16; leaf 7.1 EAX BF16 (and AVX10, EDX 19).
+    let avx512 = [
+        (
+            "leaf7.ebx",
+            1 << 16 | 1 << 17 | 1 << 21 | 1 << 28 | 1 << 30 | 1 << 31,
+        ),
+        ("leaf7.ecx", 1 << 1 | 1 << 6 | 1 << 11 | 1 << 12 | 1 << 14),
+        ("leaf7.edx", 1 << 2 | 1 << 3 | 1 << 8 | 1 << 23),
+        ("leaf7.1.eax", 1 << 5),
+    ];
+    // AVX2 takes AVX-VNNI (7.1 EAX 4) with it; AVX takes AVX2, FMA and
+    // F16C (leaf 1 ECX 28, 12, 29), VAES and VPCLMULQDQ (7.0 ECX 9, 10).
+    let avx2 = [("leaf7.ebx", 1 << 5), ("leaf7.1.eax", 1 << 4)];
+    let avx = [
+        ("leaf1.ecx", 1 << 28 | 1 << 12 | 1 << 29),
+        ("leaf7.ecx", 1 << 9 | 1 << 10),
+    ];
+    let mut f = Failures::default();
+    let cases: [(&str, Vec<(&str, u32)>); 4] = [
+        ("", vec![]),
+        ("avx512f", avx512.to_vec()),
+        ("AVX2", [&avx512[..], &avx2].concat()),
+        ("avx", [&avx512[..], &avx2, &avx].concat()),
+    ];
+    for (hide, cleared) in cases {
+        let run = count_with(
+            "native",
+            &exe,
+            &args,
+            &[("FLOPSCOPE_HIDE_CPU_FEATURES", hide)],
+        );
+        let what = format!("cpuid_choice under FLOPSCOPE_HIDE_CPU_FEATURES={hide:?}");
+        let stdout = run.stdout.clone();
+        let r = ok_report(run, &exe, &args);
+        if hide.is_empty() && stdout != alone {
+            f.push(format!("{what}: printed\n{stdout}\nalone\n{alone}"));
+        }
+        for name in [
+            "leaf1.ecx",
+            "leaf7.ebx",
+            "leaf7.ecx",
+            "leaf7.edx",
+            "leaf7.1.eax",
+        ] {
+            let mask: u32 = cleared
+                .iter()
+                .filter(|(n, _)| *n == name)
+                .map(|(_, m)| m)
+                .fold(0, |a, m| a | m);
+            let expected = word(&alone, name) & !mask;
+            let got = word(&stdout, name);
+            if got != expected {
+                f.push(format!("{what}: {name} {got:08x}, expected {expected:08x}"));
+            }
+        }
+        let has = |name: &str, bit: u32| word(&stdout, name) >> bit & 1 == 1;
+        let (avx_now, avx2_now) = (
+            has("leaf1.ecx", 28),
+            has("leaf1.ecx", 28) && has("leaf7.ebx", 5),
+        );
+        let builtin = format!(
+            "builtin avx {} avx2 {} fma {} avx512f {}",
+            u8::from(avx_now),
+            u8::from(avx2_now),
+            u8::from(has("leaf1.ecx", 12)),
+            u8::from(has("leaf7.ebx", 16)),
+        );
+        if !stdout.lines().any(|l| l == builtin) {
+            f.push(format!("{what}: expected {builtin:?} in\n{}", stdout));
+        }
+        let (path, width) = if avx2_now {
+            ("avx2", 256)
+        } else {
+            ("sse2", 128)
+        };
+        let last = format!("path {path} sum {}", n * reps);
+        if !stdout.lines().any(|l| l == last) {
+            f.push(format!("{what}: expected {last:?} in\n{}", stdout));
+        }
+        f.equal_map(
+            &format!("{what}: FLOP by width"),
+            &BTreeMap::from([(("fp64".to_string(), width), n * reps)]),
+            &r.flop_by_width(),
+        );
+    }
+    f.assert_none();
+}
+
 /// A loop flipping its own addsd/mulsd every iteration runs the
 /// instruction just written in the same iteration, as the processor does:
 /// ceil(N/2) multiplies, floor(N/2) adds, and the program prints what it

@@ -7,6 +7,7 @@
 //! `target/tmp/skipped-for-cpu.txt` (scripts/test.sh prints that list after
 //! the run), and returns early.
 
+use flopscope_model::vocab::{cpu_feature_key, hidden_cpu_features, HIDE_CPU_FEATURES_ENV};
 use std::io::Write;
 
 /// Whether this processor has `feature` (a /proc/cpuinfo flag, `avx512f`)
@@ -40,7 +41,8 @@ pub fn has_or_skip(feature: &str) -> bool {
 
 /// Whether this processor has `feature` and it is not hidden.
 pub fn has(feature: &str) -> bool {
-    flags().iter().any(|f| f == feature) && !hidden().iter().any(|h| h == feature)
+    let key = cpu_feature_key(feature);
+    flags().iter().any(|f| f == feature) && !hidden().contains(&key)
 }
 
 /// The processor's feature flags, from the first CPU in /proc/cpuinfo.
@@ -53,14 +55,10 @@ fn flags() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The features `FLOPSCOPE_HIDE_CPU_FEATURES` hides (comma-separated).
+/// The features `FLOPSCOPE_HIDE_CPU_FEATURES` hides, with those that need
+/// them (`avx2` hides AVX-512 too), as the engine reckons them.
 fn hidden() -> Vec<String> {
-    std::env::var("FLOPSCOPE_HIDE_CPU_FEATURES")
-        .unwrap_or_default()
-        .split(',')
-        .map(|s| s.trim().to_ascii_lowercase())
-        .filter(|s| !s.is_empty())
-        .collect()
+    hidden_cpu_features(&std::env::var(HIDE_CPU_FEATURES_ENV).unwrap_or_default())
 }
 
 /// `GLIBC_TUNABLES` under which glibc picks the same string and math

@@ -33,7 +33,7 @@ use flopscope_counter_file::orphans;
 use flopscope_counter_file::read::{CounterFile, Unsupported, UnsupportedKind};
 use flopscope_counter_file::report::report_and_counts_of_run;
 use flopscope_engine_qemu::host::program::{self, ProgramError};
-use flopscope_model::vocab::cpu_feature_key;
+use flopscope_model::vocab::{cpu_feature_key, hidden_cpu_features};
 use flopscope_model::{ExitStatus, Report};
 use std::path::PathBuf;
 use std::process::Command;
@@ -352,39 +352,31 @@ pub use flopscope_model::vocab::HIDE_CPU_FEATURES_ENV as HIDE_ENV;
 /// user's value, kept; one that sets `glibc.cpu.hwcaps` itself is left
 /// as it is. `None`: nothing to set.
 pub fn glibc_tunables(hidden: &str, theirs: Option<&str>) -> Option<String> {
-    // Feature keys (`cpu_feature_key`) and glibc's names: a feature hides
-    // those that need it.
-    const AVX512: &[&str] = &["AVX512F", "AVX512VL", "AVX512BW", "AVX512DQ", "AVX512CD"];
-    let glibc_names = |f: &str| -> &'static [&'static str] {
-        match f {
-            "ssse3" => &["SSSE3"],
-            "sse41" => &["SSE4_1"],
-            "sse42" => &["SSE4_2"],
-            "avx" => &[
-                "AVX", "AVX2", "FMA", "F16C", "AVX512F", "AVX512VL", "AVX512BW", "AVX512DQ",
-                "AVX512CD",
-            ],
-            "avx2" => &["AVX2"],
-            "fma" => &["FMA"],
-            "f16c" => &["F16C"],
-            "bmi1" => &["BMI1"],
-            "bmi2" => &["BMI2"],
-            "avx512f" => AVX512,
-            "avx512vl" => &["AVX512VL"],
-            "avx512bw" => &["AVX512BW"],
-            "avx512dq" => &["AVX512DQ"],
-            "avx512cd" => &["AVX512CD"],
-            _ => &[],
-        }
+    // glibc's names of the features it selects functions by; a feature
+    // hides those that need it (`hidden_cpu_features`).
+    let glibc_name = |key: &str| -> Option<&'static str> {
+        Some(match key {
+            "ssse3" => "SSSE3",
+            "sse41" => "SSE4_1",
+            "sse42" => "SSE4_2",
+            "avx" => "AVX",
+            "avx2" => "AVX2",
+            "fma" => "FMA",
+            "f16c" => "F16C",
+            "bmi1" => "BMI1",
+            "bmi2" => "BMI2",
+            "avx512f" => "AVX512F",
+            "avx512vl" => "AVX512VL",
+            "avx512bw" => "AVX512BW",
+            "avx512dq" => "AVX512DQ",
+            "avx512cd" => "AVX512CD",
+            _ => return None,
+        })
     };
-    let mut off: Vec<&str> = Vec::new();
-    for f in hidden.split(',') {
-        for name in glibc_names(&cpu_feature_key(f)) {
-            if !off.contains(name) {
-                off.push(name);
-            }
-        }
-    }
+    let off: Vec<&str> = hidden_cpu_features(hidden)
+        .iter()
+        .filter_map(|k| glibc_name(k))
+        .collect();
     if off.is_empty() || theirs.is_some_and(|t| t.contains("glibc.cpu.hwcaps=")) {
         return None;
     }
@@ -404,8 +396,9 @@ pub fn glibc_tunables(hidden: &str, theirs: Option<&str>) -> Option<String> {
 /// The warning for an instruction of an extension this processor lacks.
 fn missing_feature_message(u: &Unsupported, feature: &str, died: bool) -> String {
     let hidden = std::env::var(HIDE_ENV).is_ok_and(|v| {
-        v.split(',')
-            .any(|h| cpu_feature_key(h) == cpu_feature_key(feature))
+        hidden_cpu_features(&v)
+            .iter()
+            .any(|h| *h == cpu_feature_key(feature))
     });
     let lacks = if hidden {
         "which FLOPSCOPE_HIDE_CPU_FEATURES hides from the native engine"
@@ -442,7 +435,9 @@ mod tests {
         );
         assert_eq!(
             glibc_tunables("AVX2, sse4.1,avx2", Some("glibc.malloc.arena_max=2")).as_deref(),
-            Some("glibc.malloc.arena_max=2:glibc.cpu.hwcaps=-AVX2,-SSE4_1")
+            Some(
+                "glibc.malloc.arena_max=2:glibc.cpu.hwcaps=-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-SSE4_1"
+            )
         );
         assert_eq!(
             glibc_tunables("avx2", Some("glibc.cpu.hwcaps=-AVX512F")),

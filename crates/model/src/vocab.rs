@@ -177,9 +177,89 @@ pub fn cpu_feature_key(name: &str) -> String {
         .collect()
 }
 
+/// The AVX-512 family and AVX10, which need AVX512F (feature keys).
+const AVX512_FAMILY: &[&str] = &[
+    "avx512f",
+    "avx512vl",
+    "avx512bw",
+    "avx512dq",
+    "avx512cd",
+    "avx512ifma",
+    "avx512vbmi",
+    "avx512vbmi2",
+    "avx512vnni",
+    "avx512bitalg",
+    "avx512vpopcntdq",
+    "avx512bf16",
+    "avx512fp16",
+    "avx5124vnniw",
+    "avx5124fmaps",
+    "avx512vp2intersect",
+    "avx10",
+];
+
+/// The features a [`HIDE_CPU_FEATURES_ENV`] list hides, as feature keys,
+/// each once: every feature named and those that need it (`avx` hides
+/// AVX2, FMA, F16C, the VEX forms of AES and CLMUL, AVX-VNNI and
+/// AVX-512; `avx2` hides AVX-VNNI and AVX-512; `avx512f` the AVX-512
+/// family), since no processor has them without it and software that
+/// checks one takes the others for granted.
+pub fn hidden_cpu_features(list: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut hide = |k: &str| {
+        if !out.iter().any(|o| o == k) {
+            out.push(k.to_string());
+        }
+    };
+    for name in list.split(',') {
+        let key = cpu_feature_key(name);
+        let needing: &[&str] = match key.as_str() {
+            "" => continue,
+            "avx" => &[
+                "avx",
+                "avx2",
+                "fma",
+                "f16c",
+                "vaes",
+                "vpclmulqdq",
+                "avxvnni",
+            ],
+            "avx2" => &["avx2", "avxvnni"],
+            "avx512f" => &[],
+            _ => {
+                hide(&key);
+                continue;
+            }
+        };
+        for k in needing.iter().chain(AVX512_FAMILY) {
+            hide(k);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::cpu_feature_key;
+    use super::{cpu_feature_key, hidden_cpu_features};
+
+    #[test]
+    fn hiding_a_feature_hides_those_that_need_it_each_once() {
+        let keys = |list: &str| hidden_cpu_features(list);
+        assert_eq!(keys("SSE4.1, bmi2,"), ["sse41", "bmi2"]);
+        let avx512 = keys("avx512f");
+        assert_eq!(avx512.len(), 17);
+        assert_eq!(
+            &avx512[..5],
+            ["avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512cd"]
+        );
+        let avx2 = keys("AVX2");
+        assert_eq!(&avx2[..3], ["avx2", "avxvnni", "avx512f"]);
+        assert_eq!(avx2.len(), 2 + 17);
+        let avx = keys("avx,avx512f,avx2");
+        assert_eq!(&avx[..4], ["avx", "avx2", "fma", "f16c"]);
+        assert_eq!(avx.len(), 7 + 17);
+        assert!(keys("").is_empty());
+    }
 
     #[test]
     fn the_three_spellings_of_a_feature_are_one_name() {

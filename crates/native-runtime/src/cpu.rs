@@ -8,11 +8,15 @@
 //! cannot run, instead of the program dying with a bare SIGILL.
 //!
 //! `FLOPSCOPE_HIDE_CPU_FEATURES=avx512f,avx2` makes the engine treat those
-//! features as absent (the instruction then raises SIGILL as on a processor
-//! without them): what a program does on a smaller machine can be checked
-//! on a bigger one, and so can the tests of this path.
+//! features (and those that need them) as absent: their instructions raise
+//! SIGILL as on a processor without them, and the program's own `cpuid`
+//! answers without their bits ([`answer_cpuid`]), so that software choosing
+//! its code by CPUID (numpy, OpenBLAS, JIT compilers) picks what it would
+//! pick there. What a program does on a smaller machine can be checked on
+//! a bigger one, and so can the tests of this path.
 
-use flopscope_model::vocab::cpu_feature_key;
+use crate::asm::Context;
+use flopscope_model::vocab::{cpu_feature_key, hidden_cpu_features};
 use iced_x86::{CpuidFeature as F, Instruction};
 use std::sync::OnceLock;
 
@@ -78,19 +82,98 @@ fn detected(f: F) -> Option<bool> {
     })
 }
 
-/// The features `FLOPSCOPE_HIDE_CPU_FEATURES` names, normalized.
+/// The features `FLOPSCOPE_HIDE_CPU_FEATURES` hides, with those that need
+/// them, as feature keys.
 fn hidden() -> &'static [String] {
     static HIDDEN: OnceLock<Vec<String>> = OnceLock::new();
     HIDDEN.get_or_init(|| {
         std::env::var(HIDE_ENV)
-            .map(|v| {
-                v.split(',')
-                    .map(cpu_feature_key)
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
+            .map(|v| hidden_cpu_features(&v))
             .unwrap_or_default()
     })
+}
+
+/// CPUID's result registers, as indices into `[eax, ebx, ecx, edx]`.
+const EAX: usize = 0;
+const EBX: usize = 1;
+const ECX: usize = 2;
+const EDX: usize = 3;
+
+/// Where CPUID reports each feature this module can hide: its key, the
+/// leaf, the sub-leaf (leaf 7 only), the register and the bit (Intel SDM
+/// vol. 2A, CPUID; AMD APM vol. 3, appendix E).
+const CPUID_BITS: &[(&str, u32, u32, usize, u32)] = &[
+    ("sse3", 1, 0, ECX, 0),
+    ("ssse3", 1, 0, ECX, 9),
+    ("fma", 1, 0, ECX, 12),
+    ("sse41", 1, 0, ECX, 19),
+    ("sse42", 1, 0, ECX, 20),
+    ("aes", 1, 0, ECX, 25),
+    ("avx", 1, 0, ECX, 28),
+    ("f16c", 1, 0, ECX, 29),
+    ("bmi1", 7, 0, EBX, 3),
+    ("avx2", 7, 0, EBX, 5),
+    ("bmi2", 7, 0, EBX, 8),
+    ("avx512f", 7, 0, EBX, 16),
+    ("avx512dq", 7, 0, EBX, 17),
+    ("avx512ifma", 7, 0, EBX, 21),
+    ("avx512cd", 7, 0, EBX, 28),
+    ("sha", 7, 0, EBX, 29),
+    ("avx512bw", 7, 0, EBX, 30),
+    ("avx512vl", 7, 0, EBX, 31),
+    ("avx512vbmi", 7, 0, ECX, 1),
+    ("avx512vbmi2", 7, 0, ECX, 6),
+    ("gfni", 7, 0, ECX, 8),
+    ("vaes", 7, 0, ECX, 9),
+    ("vpclmulqdq", 7, 0, ECX, 10),
+    ("avx512vnni", 7, 0, ECX, 11),
+    ("avx512bitalg", 7, 0, ECX, 12),
+    ("avx512vpopcntdq", 7, 0, ECX, 14),
+    ("avx5124vnniw", 7, 0, EDX, 2),
+    ("avx5124fmaps", 7, 0, EDX, 3),
+    ("avx512vp2intersect", 7, 0, EDX, 8),
+    ("avx512fp16", 7, 0, EDX, 23),
+    ("avxvnni", 7, 1, EAX, 4),
+    ("avx512bf16", 7, 1, EAX, 5),
+    ("avx10", 7, 1, EDX, 19),
+];
+
+/// Whether the program's `cpuid` must be answered by [`answer_cpuid`]
+/// (some hidden feature has a CPUID bit) rather than run as it is.
+pub fn answers_cpuid() -> bool {
+    static ANSWERS: OnceLock<bool> = OnceLock::new();
+    *ANSWERS.get_or_init(|| {
+        CPUID_BITS
+            .iter()
+            .any(|(key, ..)| hidden().iter().any(|h| h == key))
+    })
+}
+
+/// Runs the program's `cpuid` (leaf in `ctx.rax`, sub-leaf in `ctx.rcx`)
+/// and clears the bits of the hidden features in its answer, as a
+/// processor without them answers.
+pub fn answer_cpuid(ctx: &mut Context) {
+    let (leaf, sub) = (ctx.rax as u32, ctx.rcx as u32);
+    // (CPUID is a safe intrinsic in recent Rust, an unsafe one before.)
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID has no side effects; an unknown leaf answers zeros or
+    // the highest basic leaf's values, as it would to the program.
+    let r = unsafe { std::arch::x86_64::__cpuid_count(leaf, sub) };
+    let regs = hide_bits(leaf, sub, [r.eax, r.ebx, r.ecx, r.edx], hidden());
+    // A 32-bit result clears the registers' upper halves.
+    [ctx.rax, ctx.rbx, ctx.rcx, ctx.rdx] = regs.map(u64::from);
+}
+
+/// `regs`, CPUID's answer to `leaf` and `sub`, without the bits of the
+/// features in `hidden` (feature keys).
+fn hide_bits(leaf: u32, sub: u32, mut regs: [u32; 4], hidden: &[String]) -> [u32; 4] {
+    for (key, l, s, reg, bit) in CPUID_BITS {
+        let here = *l == leaf && (leaf != 7 || *s == sub);
+        if here && hidden.iter().any(|h| h == key) {
+            regs[*reg] &= !(1 << bit);
+        }
+    }
+    regs
 }
 
 #[cfg(test)]
@@ -105,12 +188,43 @@ mod tests {
     }
 
     #[test]
+    fn hidden_features_leave_cpuid_without_their_bits_and_others_alone() {
+        let hidden = hidden_cpu_features("avx2");
+        let all = [u32::MAX; 4];
+        // Leaf 1 reports none of AVX2's family; leaf 7.0 loses AVX2
+        // (EBX 5) and the AVX-512 bits, keeps BMI1/2 and SHA.
+        assert_eq!(hide_bits(1, 0, all, &hidden), all);
+        let ebx_avx512 = 1 << 16 | 1 << 17 | 1 << 21 | 1 << 28 | 1 << 30 | 1 << 31;
+        let ecx_avx512 = 1 << 1 | 1 << 6 | 1 << 11 | 1 << 12 | 1 << 14;
+        let edx_avx512 = 1 << 2 | 1 << 3 | 1 << 8 | 1 << 23;
+        assert_eq!(
+            hide_bits(7, 0, all, &hidden),
+            [u32::MAX, !(1 << 5 | ebx_avx512), !ecx_avx512, !edx_avx512]
+        );
+        // Leaf 7.1: AVX-VNNI, AVX512_BF16 and AVX10; other sub-leaves and
+        // leaves as they are.
+        assert_eq!(
+            hide_bits(7, 1, all, &hidden),
+            [!(1 << 4 | 1 << 5), u32::MAX, u32::MAX, !(1 << 19)]
+        );
+        assert_eq!(hide_bits(7, 2, all, &hidden), all);
+        assert_eq!(hide_bits(0xd, 0, all, &hidden), all);
+        let avx = hidden_cpu_features("avx");
+        assert_eq!(
+            hide_bits(1, 3, all, &avx)[ECX],
+            !(1 << 28 | 1 << 12 | 1 << 29),
+            "leaf 1 whatever the sub-leaf"
+        );
+        assert_eq!(hide_bits(1, 0, all, &[]), all);
+    }
+
+    #[test]
     fn an_avx512_instruction_needs_avx512f_where_the_processor_lacks_it() {
         // vaddpd zmm0, zmm0, zmm0
         let mut d = iced_x86::Decoder::new(64, &[0x62, 0xf1, 0xfd, 0x48, 0x58, 0xc0], 0);
         let insn = d.decode();
-        let hidden =
-            std::env::var(HIDE_ENV).is_ok_and(|v| v.to_ascii_lowercase().contains("avx512f"));
+        let hidden = std::env::var(HIDE_ENV)
+            .is_ok_and(|v| hidden_cpu_features(&v).iter().any(|h| h == "avx512f"));
         let lacks = !std::arch::is_x86_feature_detected!("avx512f") || hidden;
         let expected = lacks.then_some(F::AVX512F);
         assert_eq!(missing(&insn), expected);

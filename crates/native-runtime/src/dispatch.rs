@@ -101,6 +101,10 @@ fn dispatch(ctx: &mut Context, exit: &Exit, mut masked: Option<u64>) -> u64 {
                 r
             }
         },
+        Exit::Cpuid { next } => {
+            crate::cpu::answer_cpuid(ctx);
+            translator::lookup_or_translate(*next)
+        }
         Exit::Marker { kind, next, mem } => {
             let at = address(ctx, mem);
             let mut name = [0u8; 64];

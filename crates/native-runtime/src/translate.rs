@@ -42,6 +42,9 @@ pub enum Exit {
     IblFill,
     /// A `syscall` instruction; the program continues at `next`.
     Syscall { next: u64 },
+    /// A `cpuid` the dispatcher answers without the hidden features' bits
+    /// (cpu.rs, `answer_cpuid`); the program continues at `next`.
+    Cpuid { next: u64 },
     /// A region marker whose name is at the address `mem` computes. The
     /// marker instruction itself is not counted (it is flopscope's work, not
     /// the program's), as under the emulate engine.
@@ -86,6 +89,10 @@ enum End {
         pop: u64,
     },
     Syscall {
+        next: u64,
+    },
+    /// A `cpuid` answered by the dispatcher, counted as executed.
+    Cpuid {
         next: u64,
     },
     Marker {
@@ -321,6 +328,10 @@ pub fn decode(
             if insn.code() == Op::Syscall {
                 insns.push((insn, info));
                 return done(insns, raws, End::Syscall { next }, None);
+            }
+            if insn.mnemonic() == Mnemonic::Cpuid && crate::cpu::answers_cpuid() {
+                insns.push((insn, info));
+                return done(insns, raws, End::Cpuid { next }, None);
             }
             if matches!(insn.mnemonic(), Mnemonic::Rdgsbase | Mnemonic::Wrgsbase) {
                 return Err(format!(
@@ -895,7 +906,11 @@ pub fn build(
     };
     if !matches!(
         dec.end,
-        End::FallTo(_) | End::Syscall { .. } | End::Marker { .. } | End::Ssc { .. }
+        End::FallTo(_)
+            | End::Syscall { .. }
+            | End::Cpuid { .. }
+            | End::Marker { .. }
+            | End::Ssc { .. }
     ) {
         // The terminator (branch, call, return) and what stands for it.
         mark(dec, dec.insns.len() - 1, &mut code);
@@ -953,6 +968,10 @@ pub fn build(
             code.place(special);
             code.syscall_restore();
             let d = resolver.exit_desc(Exit::Syscall { next });
+            code.exit(d, routines.enter);
+        }
+        End::Cpuid { next } => {
+            let d = resolver.exit_desc(Exit::Cpuid { next });
             code.exit(d, routines.enter);
         }
         End::Marker { kind, next, mem } => {
@@ -1064,9 +1083,10 @@ impl End {
             End::Call { target, ret } => P::Call { target, next: ret },
             End::IndirectCall { ret } => P::IndirectCall { next: ret },
             End::IndirectJump | End::Return { .. } => P::Other,
-            End::Syscall { next } | End::Marker { next, .. } | End::Ssc { next, .. } => {
-                P::Fall { next }
-            }
+            End::Syscall { next }
+            | End::Cpuid { next }
+            | End::Marker { next, .. }
+            | End::Ssc { next, .. } => P::Fall { next },
         }
     }
 }
