@@ -3,8 +3,9 @@
 //! recompiling a Python function, LuaJIT compiling a hot loop into a trace,
 //! OpenJDK's JVM (its interpreter, generated at start-up), Node.js's V8
 //! (an interpreter and an optimizing compiler that deoptimizes and
-//! compiles again), and Erlang's BEAM (which writes its code through a
-//! second mapping of its memory).
+//! compiles again), Erlang's BEAM (which writes its code through a
+//! second mapping of its memory) and SBCL (whose code lives in an image
+//! mapped from its core file).
 //! Each is compared with its closed form where the JIT leaves one (every
 //! multiply of the recurrence), and exactly with the emulate engine.
 //!
@@ -237,6 +238,88 @@ fn node_v8_code_is_counted_exactly() {
     }
 }
 
+/// V8 names its generated code in a perf map (`--perf-basic-prof`:
+/// `/tmp/perf-<pid>.map`), and the rows of generated code take those
+/// names under both engines (`JS:*run .../recurrence.js:27:13`, the
+/// TurboFan code of `run`), with its loops, instead of one row a page
+/// (`[anonymous]+0x7f...`). Every named row's FLOP are equal under both
+/// engines, and the code no entry names does no floating-point work. The
+/// maps and the log V8 wrote are removed after.
+#[test]
+fn node_s_generated_code_is_named_from_its_perf_map() {
+    const NODE: &str = "/usr/bin/node";
+    let n = 300_000u64;
+    // V8 logs code events beside the map, into the working directory
+    // unless told where.
+    let logs = tempfile::tempdir().unwrap();
+    let args = [
+        "--perf-basic-prof".to_string(),
+        "--no-logfile-per-isolate".to_string(),
+        format!("--logfile={}", logs.path().join("v8.log").display()),
+        "--predictable".to_string(),
+        "--single-threaded".to_string(),
+        script("recurrence.js"),
+        n.to_string(),
+    ];
+    let (e, native, _) = both_engines(NODE, &args, &[]);
+    for r in [&e, &native] {
+        let pid = r.0["pid"].as_u64().expect("the counted process's pid");
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    }
+    let jit_rows = |r: &Report| -> std::collections::BTreeMap<String, u64> {
+        r.0["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["module"] == "[anonymous]")
+            .map(|f| {
+                let flop = f["flop"]["total"].as_u64().unwrap();
+                (f["name"].as_str().unwrap().to_string(), flop)
+            })
+            .collect()
+    };
+    // V8 names the script by its path resolved.
+    let path = std::fs::canonicalize(script("recurrence.js")).unwrap();
+    let run = format!("JS:*run {}:27:13", path.display());
+    let named = |rows: &std::collections::BTreeMap<String, u64>| {
+        let named: std::collections::BTreeMap<String, u64> = rows
+            .iter()
+            .filter(|(name, _)| name.starts_with("JS:"))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        named
+    };
+    let (re, rn) = (jit_rows(&e), jit_rows(&native));
+    assert_eq!(
+        named(&re),
+        named(&rn),
+        "named generated code: emulate vs native"
+    );
+    for (r, rows) in [(&e, &re), (&native, &rn)] {
+        let engine = &r.0["engine"];
+        assert!(
+            rows.get(&run).is_some_and(|flop| *flop > n),
+            "{engine}: no row {run:?} with the recurrence's FLOP: {rows:?}"
+        );
+        let unnamed: u64 = rows
+            .iter()
+            .filter(|(name, _)| name.starts_with("[anonymous]+"))
+            .map(|(_, flop)| flop)
+            .sum();
+        assert_eq!(
+            unnamed, 0,
+            "{engine}: FLOP in unnamed generated code: {rows:?}"
+        );
+        let loops_in_run = r.0["loops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["function"] == run.as_str())
+            .count();
+        assert!(loops_in_run > 0, "{engine}: no loop of {run}");
+    }
+}
+
 /// Erlang/OTP 25's BEAM compiles every module it loads to machine code
 /// and writes it through a writable view of a memory file whose other view
 /// is executable. Before the engine followed writes through such a view,
@@ -292,6 +375,48 @@ fn erlang_beam_code_written_through_its_second_view_is_counted() {
         .and_then(|t| t.split(' ').next())
         .and_then(|n| n.parse::<u64>().ok());
     assert!(caught.is_some_and(|n| n > 0), "no writes caught: {notes}");
+}
+
+/// SBCL compiles a script's functions to machine code as it loads it and
+/// runs them from its dynamic space, which, like all its compiled code,
+/// is mapped from its core file, not an ELF file: the recurrence's region
+/// counts its closed form exactly under both engines (the same FLOP in
+/// all), and the core's code is named a page at a time
+/// (`sbcl.core+0x25c6000`), not an instruction at a time, which made a
+/// 224 MB report of 179,000 one-instruction functions for this script.
+#[test]
+fn sbcl_code_compiled_into_its_core_is_counted_and_named_by_page() {
+    let n = 1_000_000u64;
+    let args = [
+        "--script".to_string(),
+        script("recurrence.lisp"),
+        libmarks().display().to_string(),
+        n.to_string(),
+    ];
+    let (e, native, stdout) = both_engines("/usr/bin/sbcl", &args, &["loop"]);
+    assert_eq!(stdout, "2.0d0\n");
+    assert_eq!(e.0["flop"], native.0["flop"], "whole program");
+    for r in [&e, &native] {
+        expect_recurrence(r, "loop", n);
+        let core: Vec<&Value> = r.0["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["module"] == "/usr/lib/sbcl/sbcl.core")
+            .collect();
+        let by_page = |f: &&Value| {
+            let name = f["name"].as_str().unwrap();
+            let offset = name.strip_prefix("sbcl.core+0x").unwrap_or("1");
+            u64::from_str_radix(offset, 16).is_ok_and(|o| o % 4096 == 0)
+        };
+        assert!(!core.is_empty() && core.iter().all(by_page), "{core:?}");
+        // The recurrence's page holds its FLOP, all of them.
+        assert!(
+            core.iter().any(|f| f["flop"]["total"] == 2 * n),
+            "{}",
+            r.0["engine"]
+        );
+    }
 }
 
 /// QEMU's user mode, a JIT itself (it translates its guest's code into a

@@ -13,7 +13,7 @@ use flopscope_counter_file::profile::{self, End, PieceKind, DYNAMIC_COUNTERS};
 use flopscope_counter_file::read::{add_slot, CounterFile};
 use flopscope_model::started;
 use flopscope_model::Counts;
-use flopscope_symbols::Mapping;
+use flopscope_symbols::{Mapping, PerfMap};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::path::Path;
@@ -76,6 +76,25 @@ pub struct Executed {
     pub items: Arc<Vec<Item>>,
     /// Attribution data was lost (the engine said so): rows are partial.
     pub lost: bool,
+    /// The names the process's JIT compiler gave its generated code (its
+    /// perf map), if it wrote one during the run.
+    pub jit_names: Option<Arc<PerfMap>>,
+}
+
+/// The perf map of the process that counted into `cf`, if it wrote one
+/// while it ran: a map older than the process is another's that had its
+/// pid before.
+fn jit_names(cf: &CounterFile) -> Option<Arc<PerfMap>> {
+    let (pid, started_ns) = cf.pid_and_start();
+    let path = PerfMap::path_of(pid);
+    let written = std::fs::metadata(&path).ok()?.modified().ok()?;
+    let since_epoch = written.duration_since(std::time::UNIX_EPOCH).ok()?;
+    // File times come from a coarse clock, up to a tick behind.
+    const TICK_NS: u128 = 10_000_000;
+    if since_epoch.as_nanos() + TICK_NS < u128::from(started_ns) {
+        return None;
+    }
+    PerfMap::read(&path).filter(|m| !m.is_empty()).map(Arc::new)
 }
 
 /// Slot kinds numbered as met.
@@ -127,6 +146,7 @@ impl Executed {
         let dynamic = dynamic_kinds(&mut kinds);
         let mut out = Executed {
             lost: cf.profile_lost(),
+            jit_names: jit_names(&cf),
             ..Default::default()
         };
         // The mappings first (a few records): each block's snapshot is the

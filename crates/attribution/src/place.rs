@@ -2,7 +2,7 @@
 //! the source function it belongs to (the inlined one, for inlined code) and
 //! its source line; looked up once per distinct address.
 
-use flopscope_symbols::{Location, Mapping, Symbolizer};
+use flopscope_symbols::{JitSymbol, Location, Mapping, PerfMap, Symbolizer};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -91,9 +91,17 @@ impl Site {
     }
 }
 
+/// Where the function holding `pc`, code outside every file, starts: its
+/// perf map entry's start (`named`), else its page's.
+pub fn anonymous_start(named: Option<&JitSymbol>, pc: u64) -> u64 {
+    named.map_or(pc & !0xfff, |s| s.start)
+}
+
 /// Looks places up, once per (snapshot, address).
 pub struct Places<'a> {
     snapshots: &'a [Vec<Mapping>],
+    /// The names the program's JIT compiler gave its code (its perf map).
+    jit: Option<&'a PerfMap>,
     /// Shared by the processes of a job: each module is loaded once.
     symbolizer: &'a mut Symbolizer,
     sites: Vec<Site>,
@@ -135,11 +143,13 @@ impl<'a> Places<'a> {
     /// ([`Symbolizer::asked_once`]): this keeps the answers.
     pub fn new(
         snapshots: &'a [Vec<Mapping>],
+        jit: Option<&'a PerfMap>,
         symbolizer: &'a mut Symbolizer,
         addresses: usize,
     ) -> Places<'a> {
         Places {
             snapshots,
+            jit,
             symbolizer,
             sites: Vec::new(),
             places: Vec::with_capacity(addresses),
@@ -257,19 +267,29 @@ impl<'a> Places<'a> {
         }
         let found = self.mapping(snapshot, pc);
         let Some(at) = found else {
-            // Code outside every file mapping (generated code, the vDSO).
-            let page = self.name(&format!("{ANONYMOUS}+{:#x}", pc & !0xfff));
+            // Code outside every file mapping (generated code, the vDSO):
+            // named by the program's perf map, else by page.
+            let named = self.jit.and_then(|j| j.lookup(pc));
+            let start = anonymous_start(named, pc);
+            let (function, until) = match named {
+                Some(s) => (self.name(&s.name), s.end),
+                None => (
+                    self.name(&format!("{ANONYMOUS}+{start:#x}")),
+                    (pc | 0xfff) + 1,
+                ),
+            };
+            let until = until.min(self.jit.map_or(u64::MAX, |j| j.next_start(pc)));
             let site = Site {
                 module: self.name(ANONYMOUS),
-                function: page.clone(),
+                function: function.clone(),
                 inlined_into: None,
-                chain: self.shared_chain(vec![page.clone()]),
-                symbol: page,
-                symbol_start: pc & !0xfff,
+                chain: self.shared_chain(vec![function.clone()]),
+                symbol: function,
+                symbol_start: start,
                 file: None,
                 line: None,
             };
-            return (site, pc, Some(((pc | 0xfff) + 1, 0, 0)));
+            return (site, pc, Some((until, 0, 0)));
         };
         let snapshots = self.snapshots;
         let map = &snapshots[snapshot][at];

@@ -84,7 +84,12 @@ impl Attribution {
         symbolizer: &mut Symbolizer,
     ) -> Attribution {
         let addresses = ex.insns();
-        let mut places = Places::new(&ex.snapshots, symbolizer, addresses);
+        let mut places = Places::new(
+            &ex.snapshots,
+            ex.jit_names.as_deref(),
+            symbolizer,
+            addresses,
+        );
         let mut out = Attribution::default();
         let mut tally = Tally::default();
         // Each instruction's place, in block order: looked up once here.

@@ -158,6 +158,7 @@ pub fn attribute(
         kinds,
         items,
         lost,
+        jit_names,
     } = ex;
     // Cut on two threads, each half of the blocks in order, the halves
     // then joined in order: each part's blocks in the order of one pass.
@@ -189,6 +190,7 @@ pub fn attribute(
             kinds: kinds.clone(),
             items: items.clone(),
             lost,
+            jit_names: jit_names.clone(),
         })
         .collect();
     pieces.retain(|p| !p.blocks.is_empty());
@@ -334,12 +336,13 @@ fn assign(
 }
 
 /// Where the machine function holding block `i` starts ([`Key`]): its
-/// symbol's start, or the page's for code outside every file (named by
-/// page, see `place`).
+/// symbol's start, or for code outside every file its perf map entry's or
+/// its page's (see `place`).
 fn function_start(ex: &Executed, modules: &Modules, i: usize, symbolizer: &mut Symbolizer) -> Key {
     let b = &ex.blocks[i];
     let ((module, _), Some(m)) = modules.key(b.snapshot, b.start) else {
-        return (modules.anonymous, b.start & !0xfff);
+        let named = ex.jit_names.as_ref().and_then(|j| j.lookup(b.start));
+        return (modules.anonymous, place::anonymous_start(named, b.start));
     };
     let m = &ex.snapshots[b.snapshot][m];
     let start = symbolizer.locate(m, b.start).symbol.start;

@@ -176,6 +176,17 @@ impl CounterFile {
         unsafe { View::new(self.base) }
     }
 
+    /// The process that counted into the file, and when the file was
+    /// formatted (CLOCK_REALTIME, ns): from then on files the process
+    /// writes are its own.
+    pub fn pid_and_start(&self) -> (u64, u64) {
+        let v = self.view();
+        (
+            layout::load(v.word(word::PID)),
+            layout::load(v.word(word::STARTED_NS)),
+        )
+    }
+
     /// What each used slot counts (`None`: a kind this version cannot read).
     pub fn slot_kinds(&self) -> Vec<Option<SlotKind>> {
         let v = self.view();

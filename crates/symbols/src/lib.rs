@@ -28,8 +28,8 @@
 //! ```
 //!
 //! `locate` never fails: a file that cannot be read, or is not ELF, gives
-//! `module+0xoffset` names and no frames ([`Symbolizer::load_error`] says
-//! why).
+//! `module+0xoffset` names, one a page (the offset of its first byte), and
+//! no frames ([`Symbolizer::load_error`] says why).
 
 mod debug_file;
 mod demangle;
@@ -38,6 +38,7 @@ mod fde;
 mod inflated;
 mod maps;
 mod module;
+pub mod perf_map;
 mod plt;
 pub mod preload;
 mod symtab;
@@ -50,6 +51,10 @@ pub use demangle::demangle;
 pub use inflated::keep_in as keep_inflated_sections_in;
 pub use maps::{parse_maps, Mapping};
 use module::{file_name, Module};
+pub use perf_map::{JitSymbol, PerfMap};
+
+/// The unit a file without symbols is named by: a page.
+const PAGE: u64 = 0x1000;
 
 /// What is at one runtime address.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -196,13 +201,17 @@ impl Symbolizer {
         let memo = self.memo;
         let module = self.module(&map.path);
         let Ok(module) = module else {
-            // No ELF to say where segments are: the file offset names it.
+            // No ELF to say where functions are: the page of the file the
+            // address lies in names it, as a page names generated code
+            // (a Lisp or Smalltalk image mapped from its file, such as
+            // SBCL's core, would otherwise give a function per instruction).
             let offset = addr.wrapping_sub(map.start).wrapping_add(map.file_offset);
+            let page = offset & !(PAGE - 1);
             return Location {
                 symbol: Symbol {
-                    name: format!("{}+{offset:#x}", file_name(&map.path)),
-                    start: addr,
-                    size: None,
+                    name: format!("{}+{page:#x}", file_name(&map.path)),
+                    start: addr - (offset - page),
+                    size: Some(PAGE),
                     module: map.path.clone(),
                 },
                 frames: Vec::new(),
@@ -232,7 +241,7 @@ impl Symbolizer {
     /// `addr + 1` where each address may be answered differently.
     pub fn same_until(&mut self, map: &Mapping, addr: u64) -> u64 {
         let Ok(module) = self.module(&map.path) else {
-            return addr + 1;
+            return ((addr | (PAGE - 1)) + 1).min(map.end).max(addr + 1);
         };
         let (vaddr, _) = module.file_address(map, addr);
         let span = module.same_until(vaddr).saturating_sub(vaddr).max(1);

@@ -15,7 +15,7 @@ fn mapping(path: PathBuf) -> Mapping {
 }
 
 #[test]
-fn missing_and_non_elf_modules_are_named_by_offset() {
+fn missing_and_non_elf_modules_are_named_by_the_page_of_their_offset() {
     let dir = tempfile::tempdir().unwrap();
     let text = dir.path().join("notes.txt");
     std::fs::write(&text, "not an ELF file\n").unwrap();
@@ -30,17 +30,31 @@ fn missing_and_non_elf_modules_are_named_by_offset() {
         (&truncated, "truncated"),
     ] {
         let map = mapping(path.clone());
-        let location = symbolizer.locate(&map, 0x7f00_0000_0123);
+        // Every address of a page is one function, named by the page's
+        // file offset (the mapping starts at offset 0x2000).
+        for addr in [0x7f00_0000_1000, 0x7f00_0000_1123, 0x7f00_0000_1fff] {
+            let location = symbolizer.locate(&map, addr);
+            assert_eq!(
+                location.symbol,
+                Symbol {
+                    name: format!("{name}+0x3000"),
+                    start: 0x7f00_0000_1000,
+                    size: Some(0x1000),
+                    module: path.clone(),
+                }
+            );
+            assert!(location.frames.is_empty());
+            assert_eq!(symbolizer.same_until(&map, addr), 0x7f00_0000_2000);
+        }
+        // The mapping's last page ends with it.
+        let last = Mapping {
+            end: 0x7f00_0000_1800,
+            ..map.clone()
+        };
         assert_eq!(
-            location.symbol,
-            Symbol {
-                name: format!("{name}+0x2123"),
-                start: 0x7f00_0000_0123,
-                size: None,
-                module: path.clone(),
-            }
+            symbolizer.same_until(&last, 0x7f00_0000_1123),
+            0x7f00_0000_1800
         );
-        assert!(location.frames.is_empty());
     }
     assert!(matches!(
         symbolizer.load_error(&missing),
