@@ -14,7 +14,7 @@
 # alike: a benchmark script names the programs it runs)
 set -euo pipefail
 need=()
-for pkg in qemu-user gcc g++ gfortran libgomp1 musl-tools make openmpi-bin libopenmpi-dev python3 libopenblas-dev dwz chromium python3-numpy python3-numba luajit openjdk-17-jdk-headless nodejs golang-go erlang-base sbcl "$@"; do
+for pkg in qemu-user gcc g++ gfortran libgomp1 musl-tools make openmpi-bin libopenmpi-dev python3 libopenblas-dev dwz chromium python3-numpy python3-numba luajit openjdk-17-jdk-headless nodejs golang-go erlang-base sbcl pypy3 "$@"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if ((${#need[@]})); then

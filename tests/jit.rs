@@ -1,6 +1,7 @@
 //! Code written at run time by real JIT compilers from Debian's packages,
 //! counted by the native engine as it runs: Numba (LLVM) compiling and
 //! recompiling a Python function, LuaJIT compiling a hot loop into a trace,
+//! PyPy tracing and compiling a Python loop,
 //! OpenJDK's JVM (its interpreter, generated at start-up), Node.js's V8
 //! (an interpreter and an optimizing compiler that deoptimizes and
 //! compiles again), Erlang's BEAM (which writes its code through a
@@ -114,6 +115,29 @@ fn luajit_traces_are_counted_as_they_run() {
         add > n && add < n + 1000,
         "add FLOP {add} for {n} iterations"
     );
+}
+
+/// PyPy's tracing JIT (guards, bridges, code patched as traces are
+/// attached) on a float loop in region "loop": the region equal under both
+/// engines (FLOP, by op, by width, instructions by kind), and from N to 2N
+/// exactly N more multiplies under the native engine: the interpreted
+/// iterations and the tracing cost the same whatever N.
+#[test]
+fn pypy_traces_are_counted_as_they_run() {
+    const PYPY: &str = "/usr/bin/pypy3";
+    let args = |n: u64| {
+        [
+            script("trace.py"),
+            libmarks().display().to_string(),
+            n.to_string(),
+        ]
+    };
+    let n = 200_000u64;
+    let (_, native, stdout) = both_engines(PYPY, &args(n), &["loop"]);
+    assert_eq!(stdout, "2.0\n");
+    let twice = count_ok_with("native", Path::new(PYPY), &args(2 * n), &[]);
+    let more = op(region(&twice, "loop"), "mul") - op(region(&native, "loop"), "mul");
+    assert_eq!(more, n, "multiplies from {n} to {} steps", 2 * n);
 }
 
 /// OpenJDK 17 (`-Xint`: its template interpreter, which the JVM generates
