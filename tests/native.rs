@@ -1913,6 +1913,60 @@ fn hidden_features_are_hidden_from_the_programs_own_cpuid() {
     f.assert_none();
 }
 
+/// The emulate engine shows the program QEMU's `-cpu max` less the same
+/// hidden features (QEMU's own names for them): with nothing hidden the
+/// program takes its AVX2 path (QEMU emulates AVX2 whatever the host),
+/// with `avx2` hidden its SSE2 one, AVX kept, as under the native engine.
+#[test]
+fn hidden_features_are_hidden_from_the_emulated_processor_too() {
+    let exe = build("native/cpuid_choice.c", &["-O2"]);
+    let (n, reps) = (1000u64, 3u64);
+    let args = [n.to_string(), reps.to_string()];
+    let mut f = Failures::default();
+    for (hide, path, width) in [("", "avx2", 256), ("avx2", "sse2", 128)] {
+        let run = count_with(
+            "emulate",
+            &exe,
+            &args,
+            &[("FLOPSCOPE_HIDE_CPU_FEATURES", hide)],
+        );
+        let what = format!("cpuid_choice under QEMU, FLOPSCOPE_HIDE_CPU_FEATURES={hide:?}");
+        let stdout = run.stdout.clone();
+        let r = ok_report(run, &exe, &args);
+        let avx2 = u8::from(path == "avx2");
+        for line in [
+            format!("builtin avx 1 avx2 {avx2} fma 1 avx512f 0"),
+            format!("path {path} sum {}", n * reps),
+        ] {
+            if !stdout.lines().any(|l| l == line) {
+                f.push(format!("{what}: expected {line:?} in\n{stdout}"));
+            }
+        }
+        f.equal_map(
+            &format!("{what}: FLOP by width"),
+            &BTreeMap::from([(("fp64".to_string(), width), n * reps)]),
+            &r.flop_by_width(),
+        );
+    }
+    // A program a shell starts runs under a QEMU the exec shim starts,
+    // with the same processor.
+    let line = format!("{} {n} {reps}", exe.display());
+    let run = count_with(
+        "emulate",
+        Path::new("/bin/sh"),
+        &["-c", &line],
+        &[("FLOPSCOPE_HIDE_CPU_FEATURES", "avx2")],
+    );
+    let expected = format!("path sse2 sum {}", n * reps);
+    if !run.stdout.lines().any(|l| l == expected) {
+        f.push(format!(
+            "through sh under QEMU: expected {expected:?} in\n{}",
+            run.stdout
+        ));
+    }
+    f.assert_none();
+}
+
 /// A loop flipping its own addsd/mulsd every iteration runs the
 /// instruction just written in the same iteration, as the processor does:
 /// ceil(N/2) multiplies, floor(N/2) adds, and the program prints what it

@@ -32,6 +32,8 @@
 #define PLUGIN_ARG_BYTES (PATH_BYTES * 2 + 2 * COMMAND_BYTES + 64)
 
 static char qemu[PATH_BYTES], plugin[PATH_BYTES], out[PATH_BYTES], shim[PATH_BYTES];
+/* QEMU's -cpu model (host/cpu.rs): max, less the hidden features. */
+static char cpu[PATH_BYTES] = "max";
 static int active;
 
 static void copy_env(char *dst, const char *name) {
@@ -44,6 +46,7 @@ __attribute__((constructor)) static void flopscope_shim_init(void) {
     copy_env(plugin, "FLOPSCOPE_PLUGIN");
     copy_env(out, "FLOPSCOPE_OUT");
     copy_env(shim, "FLOPSCOPE_SHIM");
+    copy_env(cpu, "FLOPSCOPE_QEMU_CPU");
     active = qemu[0] && plugin[0] && out[0] && shim[0];
 }
 
@@ -198,7 +201,7 @@ static int rewrite(const char *path, char *const argv[], char *const envp[], cha
     int a = 0;
     nargv[a++] = qemu;
     nargv[a++] = "-cpu";
-    nargv[a++] = "max";
+    nargv[a++] = cpu;
     nargv[a++] = "-plugin";
     nargv[a++] = plugin_arg;
     nargv[a++] = "-E";

@@ -162,8 +162,9 @@ impl FlopOp {
 
 /// The variable naming the CPU features the native engine treats as absent
 /// (`FLOPSCOPE_HIDE_CPU_FEATURES=avx512f,...`): read by the engine's
-/// runtime, which stops their instructions, and by flopscope, which tells
-/// the C library too and words its warning after it.
+/// runtime, which stops their instructions and clears their CPUID bits,
+/// and by flopscope, which tells the C library too, words its warning
+/// after it and has QEMU leave them out of the emulate engine's processor.
 pub const HIDE_CPU_FEATURES_ENV: &str = "FLOPSCOPE_HIDE_CPU_FEATURES";
 
 /// A CPU feature's name as the [`HIDE_CPU_FEATURES_ENV`] list is compared:

@@ -156,7 +156,8 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
     }
     let mut cmd = Command::new(&qemu);
     flopscope_counter_file::progress::tie_to_flopscope(&mut cmd);
-    cmd.arg("-cpu").arg("max").arg("-plugin").arg(plugin_arg);
+    let cpu = super::cpu::model();
+    cmd.arg("-cpu").arg(&cpu).arg("-plugin").arg(plugin_arg);
     // Tells the Rust markers (flopscope-markers) that this run is counted.
     cmd.env("FLOPSCOPE_COUNTING", "1");
     if stack_unlimited() && std::env::var_os("QEMU_STACK_SIZE").is_none() {
@@ -177,7 +178,8 @@ pub fn run(argv: &[String], opts: &QemuOptions) -> Result<EmulatedRun, QemuError
         cmd.env("FLOPSCOPE_QEMU", &qemu)
             .env("FLOPSCOPE_PLUGIN", &opts.plugin)
             .env("FLOPSCOPE_OUT", &counter_path)
-            .env("FLOPSCOPE_SHIM", shim);
+            .env("FLOPSCOPE_SHIM", shim)
+            .env(super::cpu::CPU_ENV, &cpu);
     }
     let started = std::time::Instant::now();
     let mut child = cmd
