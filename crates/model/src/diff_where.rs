@@ -9,7 +9,7 @@
 //! added or removed); [`Rows::note`] says so instead.
 
 use crate::matching::{loop_keys, program_name, FunctionKey, LoopKey};
-use crate::render::{duration, thousands};
+use crate::render::{duration, fit, thousands};
 use crate::report::{Report, Summary};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -361,7 +361,7 @@ impl Rows {
             for r in list {
                 let mut line = format!(
                     "  {:<40} {:>20} {:>20} {:>20} {:>9}",
-                    truncate(&r.label, 40),
+                    fit(&r.label, 40),
                     count(r.a.map(|s| s.flop)),
                     count(r.b.map(|s| s.flop)),
                     signed(r.flop_delta()),
@@ -467,15 +467,6 @@ impl Rows {
             }
         }
         out
-    }
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let keep: String = s.chars().take(n - 1).collect();
-        format!("{keep}~")
     }
 }
 

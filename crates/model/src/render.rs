@@ -6,6 +6,27 @@ use crate::vocab::Precision;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// A name in a table column `width` characters wide: an absolute path in
+/// it shortened to its file name (a JIT's perf map names code after its
+/// source: `JS:*run /home/u/app/solver.js:27:13` reads `JS:*run
+/// solver.js:27:13`), then cut to the width with `~` where it is longer.
+pub fn fit(name: &str, width: usize) -> String {
+    let short: Vec<&str> = name
+        .split(' ')
+        .map(|t| match t.strip_prefix('/') {
+            Some(path) => path.rsplit('/').next().unwrap_or(t),
+            None => t,
+        })
+        .collect();
+    let short = short.join(" ");
+    if short.chars().count() <= width {
+        short
+    } else {
+        let keep: String = short.chars().take(width - 1).collect();
+        format!("{keep}~")
+    }
+}
+
 /// 1234567 -> "1,234,567".
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
@@ -474,6 +495,22 @@ pub fn csv_field(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_fit_their_column_with_paths_shortened_to_file_names() {
+        assert_eq!(
+            fit("JS:*run /home/u/app/solver.js:27:13", 40),
+            "JS:*run solver.js:27:13"
+        );
+        assert_eq!(
+            fit("$lists:foldl/3", 40),
+            "$lists:foldl/3",
+            "an arity is no path"
+        );
+        assert_eq!(fit("kernel [app]", 40), "kernel [app]");
+        assert_eq!(fit("abcdefgh", 5), "abcd~");
+        assert_eq!(fit("abcde", 5), "abcde");
+    }
     use crate::counts::{Counts, FpKey};
     use crate::vocab::{FlopOp, OpClass};
 

@@ -1,6 +1,6 @@
 //! The "Top functions" and "Top loops" tables of the text report.
 
-use crate::render::{duration, share, thousands};
+use crate::render::{duration, fit, share, thousands};
 use crate::report::{Report, Summary};
 use std::fmt::Write;
 
@@ -66,11 +66,17 @@ pub fn top_tables(r: &Report, top: usize) -> String {
             .iter()
             .filter(|f| !any_flop || f.summary.flop.total > 0);
         for f in shown.take(top) {
-            let name = format!("{} [{}]", f.name, short(&f.module));
+            // `[anonymous]`, `[vdso]`: bracketed already.
+            let module = short(&f.module);
+            let name = if module.starts_with('[') {
+                format!("{} {module}", f.name)
+            } else {
+                format!("{} [{module}]", f.name)
+            };
             let _ = writeln!(
                 out,
                 "  {:<40} {:>18} {:>7} {:>9} {:>8} {:>7} {}",
-                truncate(&name, 40),
+                fit(&name, 40),
                 thousands(f.summary.flop.total),
                 share(f.summary.flop.total, total),
                 num(f.gflops, 3),
@@ -107,7 +113,7 @@ pub fn top_tables(r: &Report, top: usize) -> String {
             let _ = writeln!(
                 out,
                 "  {:<40} {:>12} {:>9} {:>18} {:>7} {:>9} {:>8} {:>9} {}",
-                truncate(&name, 40),
+                fit(&name, 40),
                 thousands(l.iterations),
                 num(trip, 1),
                 thousands(l.summary.flop.total),
@@ -122,11 +128,37 @@ pub fn top_tables(r: &Report, top: usize) -> String {
     out
 }
 
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let keep: String = s.chars().take(n - 1).collect();
-        format!("{keep}~")
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attribution::FunctionRow;
+
+    #[test]
+    fn generated_code_reads_as_its_jit_names_it() {
+        let mut r = Report::new("native", vec!["node".into()]);
+        for (name, module, flop) in [
+            ("JS:*run /home/u/app/solver.js:27:13", "[anonymous]", 30),
+            ("Builtins_Add", "/usr/bin/node", 10),
+        ] {
+            let mut f = FunctionRow {
+                name: name.into(),
+                module: module.into(),
+                ..Default::default()
+            };
+            f.summary.flop.total = flop;
+            r.summary.flop.total += flop;
+            r.functions.push(f);
+        }
+        let text = top_tables(&r, 5);
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("  "))
+            .map(|l| l[2..42].trim_end())
+            .collect();
+        assert_eq!(
+            rows,
+            ["JS:*run solver.js:27:13 [anonymous]", "Builtins_Add [node]"],
+            "{text}"
+        );
     }
 }
