@@ -35,6 +35,10 @@ fn time_cell(t: Option<f64>, total: Option<f64>, samples: Option<u64>) -> String
 }
 
 /// Short module name: the file name of its path.
+/// How rows of generated code no perf map names begin (a page each:
+/// `[anonymous]+0x7f3a2c000`, see crates/attribution's place.rs).
+const UNNAMED_CODE: &str = "[anonymous]+0x";
+
 fn short(module: &str) -> &str {
     module.rsplit('/').next().unwrap_or(module)
 }
@@ -83,6 +87,19 @@ pub fn top_tables(r: &Report, top: usize) -> String {
                 num(f.arithmetic_intensity.l1, 3),
                 num(percent_of_peak(r, &f.summary, f.gflops), 1),
                 time_cell(f.time_s, sampled, f.samples),
+            );
+        }
+        let unnamed: u64 = r
+            .functions
+            .iter()
+            .filter(|f| f.name.starts_with(UNNAMED_CODE))
+            .map(|f| f.summary.flop.total)
+            .sum();
+        if unnamed > 0 {
+            let _ = writeln!(
+                out,
+                "  ({} of the FLOP in generated code without names, a row a page: a JIT names its code in /tmp/perf-PID.map when asked, e.g. node --perf-basic-prof, erl +JPperf map, and flopscope reads it)",
+                share(unnamed, total),
             );
         }
     }
@@ -158,6 +175,14 @@ mod tests {
         assert_eq!(
             rows,
             ["JS:*run solver.js:27:13 [anonymous]", "Builtins_Add [node]"],
+            "{text}"
+        );
+        assert!(!text.contains("without names"), "{text}");
+        // Code no perf map names: its share, and how to name it.
+        r.functions[0].name = "[anonymous]+0x7f3a2c000".into();
+        let text = top_tables(&r, 5);
+        assert!(
+            text.contains("  (75.0% of the FLOP in generated code without names,"),
             "{text}"
         );
     }
