@@ -6,11 +6,10 @@ use crate::vocab::Precision;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// A name in a table column `width` characters wide: an absolute path in
-/// it shortened to its file name (a JIT's perf map names code after its
-/// source: `JS:*run /home/u/app/solver.js:27:13` reads `JS:*run
-/// solver.js:27:13`), then cut to the width with `~` where it is longer.
-pub fn fit(name: &str, width: usize) -> String {
+/// `name` with each absolute path in it shortened to its file name: a
+/// JIT's perf map names code after its source, `JS:*run
+/// /home/u/app/solver.js:27:13` reads `JS:*run solver.js:27:13`.
+pub fn without_dirs(name: &str) -> String {
     let short: Vec<&str> = name
         .split(' ')
         .map(|t| match t.strip_prefix('/') {
@@ -18,7 +17,13 @@ pub fn fit(name: &str, width: usize) -> String {
             None => t,
         })
         .collect();
-    let short = short.join(" ");
+    short.join(" ")
+}
+
+/// A name in a table column `width` characters wide: [`without_dirs`], then
+/// cut to the width with `~` where it is longer.
+pub fn fit(name: &str, width: usize) -> String {
+    let short = without_dirs(name);
     if short.chars().count() <= width {
         short
     } else {

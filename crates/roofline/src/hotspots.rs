@@ -65,10 +65,12 @@ pub fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// `s`, cut to `max` characters with an ellipsis.
+/// `s`, its absolute paths shortened to file names (a JIT's names carry
+/// their source's path), cut to `max` characters with an ellipsis.
 pub fn shorten(s: &str, max: usize) -> String {
+    let s = flopscope_model::render::without_dirs(s);
     if s.chars().count() <= max {
-        s.to_string()
+        s
     } else {
         let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
         out.push('…');
@@ -327,6 +329,15 @@ mod tests {
         assert_eq!(p.points.len(), 1);
         assert!(p.points[0].whole_program);
         assert!(p.notes[0].contains("add --runs N"), "{:?}", p.notes);
+    }
+
+    #[test]
+    fn labels_name_a_jit_s_code_by_its_source_file() {
+        assert_eq!(
+            loop_label("JS:*run /home/u/app/solver.js:27:13", None, None),
+            "JS:*run solver.js:27:13 (loop)"
+        );
+        assert_eq!(shorten("solve_the_whole_system", 6), "solve…");
     }
 
     #[test]
