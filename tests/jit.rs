@@ -344,6 +344,46 @@ fn node_s_generated_code_is_named_from_its_perf_map() {
     }
 }
 
+/// The counted run's own samples fall in V8's generated code too, and are
+/// placed there by address (its code lies outside every file): the
+/// TurboFan code of `run`, which does most of the work, gets time and
+/// samples, and so do its loops; they were all dropped as unplaced.
+#[test]
+fn node_s_generated_code_gets_time_from_the_counted_run_s_samples() {
+    const NODE: &str = "/usr/bin/node";
+    let logs = tempfile::tempdir().unwrap();
+    let args = [
+        "--perf-basic-prof".to_string(),
+        "--no-logfile-per-isolate".to_string(),
+        format!("--logfile={}", logs.path().join("v8.log").display()),
+        "--predictable".to_string(),
+        "--single-threaded".to_string(),
+        script("recurrence.js"),
+        "3000000".to_string(),
+    ];
+    let run = count_sampled_with("native", Path::new(NODE), &args, &[]);
+    let r = ok_report(run, Path::new(NODE), &args);
+    let pid = r.0["pid"].as_u64().expect("the counted process's pid");
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    let path = std::fs::canonicalize(script("recurrence.js")).unwrap();
+    let name = format!("JS:*run {}:27:13", path.display());
+    let run_row = r.function(&name).unwrap_or_else(|| panic!("no row {name}"));
+    let samples = run_row["samples"].as_u64().unwrap_or(0);
+    assert!(
+        samples > 0 && run_row["time_s"].as_f64().is_some_and(|t| t > 0.0),
+        "{name}: {samples} samples, sampling {}",
+        r.0["sampling"]
+    );
+    let loop_samples: u64 = r.0["loops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["function"] == name.as_str())
+        .map(|l| l["samples"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(loop_samples > 0, "no samples in the loops of {name}");
+}
+
 /// Erlang/OTP 25's BEAM compiles every module it loads to machine code
 /// and writes it through a writable view of a memory file whose other view
 /// is executable. Before the engine followed writes through such a view,

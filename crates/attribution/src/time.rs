@@ -36,22 +36,31 @@ pub struct Samples {
 }
 
 impl Samples {
-    /// Places every process's samples by module and offset.
-    pub fn place(processes: &[ProcessSamples], wall_s: Option<f64>) -> Samples {
+    /// Places every process's samples by module and offset. `counted`:
+    /// the samples are the counted run's own, so that a sample outside
+    /// every file (generated code) is placed by its address, as the counts
+    /// name that code (`place`); another run's generated code lies
+    /// elsewhere, and its samples stay unplaced.
+    pub fn place(processes: &[ProcessSamples], wall_s: Option<f64>, counted: bool) -> Samples {
         let mut out = Samples {
             wall_s,
             ..Default::default()
         };
+        let anonymous: crate::place::Name = crate::place::ANONYMOUS.into();
         for p in processes {
             out.interval_s = p.interval_s;
             let maps = p.maps_text.as_deref().map(parse_maps).unwrap_or_default();
             for (&addr, &n) in &p.samples {
                 out.total += n;
-                if let Some(m) = maps.iter().find(|m| m.contains(addr)) {
-                    let module: crate::place::Name = m.path.display().to_string().into();
-                    let key = (module, addr - m.start + m.file_offset);
-                    *out.at.entry(key).or_default() += n;
-                }
+                let key = match maps.iter().find(|m| m.contains(addr)) {
+                    Some(m) => {
+                        let module: crate::place::Name = m.path.display().to_string().into();
+                        (module, addr - m.start + m.file_offset)
+                    }
+                    None if counted => (anonymous.clone(), addr),
+                    None => continue,
+                };
+                *out.at.entry(key).or_default() += n;
             }
         }
         out

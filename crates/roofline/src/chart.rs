@@ -353,6 +353,23 @@ pub fn wrap(measure: &dyn TextMeasure, text: &str, size: f64, width: f64) -> Vec
     lines
 }
 
+/// `text` on one line at most `width` wide: cut with an ellipsis where it
+/// is wider (a long command as the title).
+pub fn cut_to(measure: &dyn TextMeasure, text: &str, size: f64, width: f64) -> String {
+    if measure.width(text, size) <= width {
+        return text.to_string();
+    }
+    let mut chars: Vec<char> = text.chars().collect();
+    while !chars.is_empty() {
+        chars.pop();
+        let cut = format!("{}…", chars.iter().collect::<String>().trim_end());
+        if measure.width(&cut, size) <= width {
+            return cut;
+        }
+    }
+    "…".into()
+}
+
 fn label_box(measure: &dyn TextMeasure, text: &str, size: f64) -> (f64, f64) {
     (
         measure.width(text, size).ceil() + 2.0 * LABEL_PAD,
@@ -856,11 +873,12 @@ pub fn layout(
         anchor,
         angle: 0.0,
     };
+    let title_width = f64::from(opts.width) - frame.x - right_margin;
     let mut texts = vec![text(
         frame.x,
         10.0,
         TITLE_SIZE,
-        opts.title.clone(),
+        cut_to(measure, &opts.title, TITLE_SIZE, title_width),
         Anchor::Left,
     )];
     for (i, line) in subtitle.into_iter().enumerate() {
@@ -1105,5 +1123,26 @@ pub fn layout(
         table,
         legend,
         notes,
+    }
+}
+
+#[cfg(test)]
+mod title_tests {
+    use super::cut_to;
+    use crate::font::{EmbeddedFont, TextMeasure};
+
+    #[test]
+    fn a_title_wider_than_the_chart_is_cut_with_an_ellipsis() {
+        let f = EmbeddedFont::new();
+        let short = "Roofline: ./triad 1000";
+        assert_eq!(cut_to(&f, short, 16.0, 900.0), short);
+        let long = format!("Roofline: node {}", "--a-long-option ".repeat(40));
+        let cut = cut_to(&f, &long, 16.0, 900.0);
+        assert!(
+            cut.ends_with('…') && long.starts_with(cut.trim_end_matches('…')),
+            "{cut}"
+        );
+        let width = f.width(&cut, 16.0);
+        assert!(width <= 900.0 && width > 850.0, "{width}: as much as fits");
     }
 }

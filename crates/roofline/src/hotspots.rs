@@ -78,12 +78,14 @@ pub fn shorten(s: &str, max: usize) -> String {
     }
 }
 
-/// A loop's name: `function file:line`.
-pub fn loop_label(function: &str, file: Option<&str>, line: Option<u32>) -> String {
+/// A loop's name: `function file:line`; without a source file (generated
+/// code, a binary without line tables) `function (loop #i)`, `i` its
+/// index in the report, as the text tables number loops.
+pub fn loop_label(function: &str, file: Option<&str>, line: Option<u32>, i: usize) -> String {
     match (file, line) {
         (Some(f), Some(l)) => format!("{} {}:{l}", shorten(function, 40), file_name(f)),
         (Some(f), None) => format!("{} {}", shorten(function, 40), file_name(f)),
-        _ => format!("{} (loop)", shorten(function, 40)),
+        _ => format!("{} (loop #{i})", shorten(function, 40)),
     }
 }
 
@@ -94,8 +96,9 @@ fn rate(flop: u64, time: Option<f64>) -> Option<f64> {
 fn loop_rows(r: &Report) -> Vec<Row<'_>> {
     r.loops
         .iter()
-        .map(|l| Row {
-            label: loop_label(&l.function, l.file.as_deref(), l.line),
+        .enumerate()
+        .map(|(i, l)| Row {
+            label: loop_label(&l.function, l.file.as_deref(), l.line, i),
             group: format!("{}\u{0}{}", l.module, l.function),
             summary: &l.summary,
             own_flop: l.self_counts.flop.total,
@@ -334,8 +337,8 @@ mod tests {
     #[test]
     fn labels_name_a_jit_s_code_by_its_source_file() {
         assert_eq!(
-            loop_label("JS:*run /home/u/app/solver.js:27:13", None, None),
-            "JS:*run solver.js:27:13 (loop)"
+            loop_label("JS:*run /home/u/app/solver.js:27:13", None, None, 7),
+            "JS:*run solver.js:27:13 (loop #7)"
         );
         assert_eq!(shorten("solve_the_whole_system", 6), "solve…");
     }

@@ -724,7 +724,7 @@ fn read_samples(
             "time per function: the program installed its own SIGPROF handler, which ended sampling there: times are of the samples taken before".into(),
         );
     }
-    let samples = flopscope_attribution::Samples::place(&placed, Some(wall.0));
+    let samples = flopscope_attribution::Samples::place(&placed, Some(wall.0), !timed_runs);
     let how = flopscope_model::Sampling {
         source: format!(
             "{run}, sampled on per-thread CPU-time timers (SIGPROF) every {:.3} ms; a row's time is the run's wall time x its share of the samples",
