@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 const PYTHON: &str = "/usr/bin/python3";
 const LUAJIT: &str = "/usr/bin/luajit";
+const NODE: &str = "/usr/bin/node";
 
 fn libmarks() -> PathBuf {
     let include = crate::support::engines::markers_include();
@@ -229,7 +230,6 @@ fn a_java_recurrence_is_counted_exactly() {
 /// arithmetic (its start-up, heap statistics) adds under 1%.
 #[test]
 fn node_v8_code_is_counted_exactly() {
-    const NODE: &str = "/usr/bin/node";
     let n = 300_000u64;
     let args = [
         "--predictable".to_string(),
@@ -262,6 +262,34 @@ fn node_v8_code_is_counted_exactly() {
     }
 }
 
+/// Node.js running kernels/jit/recurrence.js for `n` steps, V8 writing a
+/// perf map (`--perf-basic-prof`) and its log of code events into `logs`
+/// (else into the working directory), deterministically.
+fn node_with_perf_map(logs: &Path, n: u64) -> [String; 7] {
+    [
+        "--perf-basic-prof".to_string(),
+        "--no-logfile-per-isolate".to_string(),
+        format!("--logfile={}", logs.join("v8.log").display()),
+        "--predictable".to_string(),
+        "--single-threaded".to_string(),
+        script("recurrence.js"),
+        n.to_string(),
+    ]
+}
+
+/// Removes the perf map the process counted in `r` wrote.
+fn remove_perf_map(r: &Report) {
+    let pid = r.0["pid"].as_u64().expect("the counted process's pid");
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+}
+
+/// V8's name for the TurboFan code of recurrence.js's `run` (V8 names the
+/// script by its path resolved).
+fn turbofan_run() -> String {
+    let path = std::fs::canonicalize(script("recurrence.js")).unwrap();
+    format!("JS:*run {}:27:13", path.display())
+}
+
 /// V8 names its generated code in a perf map (`--perf-basic-prof`:
 /// `/tmp/perf-<pid>.map`), and the rows of generated code take those
 /// names under both engines (`JS:*run .../recurrence.js:27:13`, the
@@ -271,25 +299,12 @@ fn node_v8_code_is_counted_exactly() {
 /// maps and the log V8 wrote are removed after.
 #[test]
 fn node_s_generated_code_is_named_from_its_perf_map() {
-    const NODE: &str = "/usr/bin/node";
     let n = 300_000u64;
-    // V8 logs code events beside the map, into the working directory
-    // unless told where.
     let logs = tempfile::tempdir().unwrap();
-    let args = [
-        "--perf-basic-prof".to_string(),
-        "--no-logfile-per-isolate".to_string(),
-        format!("--logfile={}", logs.path().join("v8.log").display()),
-        "--predictable".to_string(),
-        "--single-threaded".to_string(),
-        script("recurrence.js"),
-        n.to_string(),
-    ];
+    let args = node_with_perf_map(logs.path(), n);
     let (e, native, _) = both_engines(NODE, &args, &[]);
-    for r in [&e, &native] {
-        let pid = r.0["pid"].as_u64().expect("the counted process's pid");
-        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
-    }
+    remove_perf_map(&e);
+    remove_perf_map(&native);
     let jit_rows = |r: &Report| -> std::collections::BTreeMap<String, u64> {
         r.0["functions"]
             .as_array()
@@ -302,9 +317,7 @@ fn node_s_generated_code_is_named_from_its_perf_map() {
             })
             .collect()
     };
-    // V8 names the script by its path resolved.
-    let path = std::fs::canonicalize(script("recurrence.js")).unwrap();
-    let run = format!("JS:*run {}:27:13", path.display());
+    let run = turbofan_run();
     let named = |rows: &std::collections::BTreeMap<String, u64>| {
         let named: std::collections::BTreeMap<String, u64> = rows
             .iter()
@@ -350,23 +363,12 @@ fn node_s_generated_code_is_named_from_its_perf_map() {
 /// samples, and so do its loops; they were all dropped as unplaced.
 #[test]
 fn node_s_generated_code_gets_time_from_the_counted_run_s_samples() {
-    const NODE: &str = "/usr/bin/node";
     let logs = tempfile::tempdir().unwrap();
-    let args = [
-        "--perf-basic-prof".to_string(),
-        "--no-logfile-per-isolate".to_string(),
-        format!("--logfile={}", logs.path().join("v8.log").display()),
-        "--predictable".to_string(),
-        "--single-threaded".to_string(),
-        script("recurrence.js"),
-        "3000000".to_string(),
-    ];
+    let args = node_with_perf_map(logs.path(), 3_000_000);
     let run = count_sampled_with("native", Path::new(NODE), &args, &[]);
     let r = ok_report(run, Path::new(NODE), &args);
-    let pid = r.0["pid"].as_u64().expect("the counted process's pid");
-    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
-    let path = std::fs::canonicalize(script("recurrence.js")).unwrap();
-    let name = format!("JS:*run {}:27:13", path.display());
+    remove_perf_map(&r);
+    let name = turbofan_run();
     let run_row = r.function(&name).unwrap_or_else(|| panic!("no row {name}"));
     let samples = run_row["samples"].as_u64().unwrap_or(0);
     assert!(
