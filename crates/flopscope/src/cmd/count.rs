@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 #[command(
-    after_help = "The program runs once (its input, output and side effects happen once), unless --runs asks for timed runs after it.\n\nExamples:\n  flopscope count -- ./triad 1000000\n  flopscope count --format json -o triad.json -- ./triad 1000000\n  flopscope count --runs 5 --warmup 1 -- ./triad 1000000   # + 6 uninstrumented runs: time min/median/max\n  echo 100000 | flopscope count -- ./reader                # stdin read by the one run\n  flopscope count --engine emulate --qemu /opt/qemu/bin/qemu-x86_64 -- ./solver\n  flopscope count --top 20 -- ./app   # the 20 functions and loops with the most FLOP"
+    after_help = "The program runs once (its input, output and side effects happen once), unless --runs asks for timed runs after it.\n\nExamples:\n  flopscope count -- ./triad 1000000\n  flopscope count --format json -o triad.json -- ./triad 1000000\n  flopscope count --runs 5 --warmup 1 -- ./triad 1000000   # + 6 uninstrumented runs: time min/median/max\n  echo 100000 | flopscope count -- ./reader                # stdin read by the one run\n  flopscope count --engine emulate --qemu /opt/qemu/bin/qemu-x86_64 -- ./solver\n  flopscope count --top 20 -- ./app   # the 20 functions and loops with the most FLOP\n  FLOPSCOPE_HIDE_CPU_FEATURES=avx512f flopscope count -- ./app   # as on a processor without AVX-512 (both engines; the program's CPUID says so too)\n  flopscope count -- node --perf-basic-prof app.js   # JIT code named from the perf map it writes"
 )]
 pub struct CountArgs {
     /// Output format (default: from the -o file's extension, else table).
