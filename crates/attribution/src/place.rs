@@ -21,7 +21,7 @@ pub fn id(n: &Name) -> usize {
 }
 
 /// The module name of code outside every file mapping.
-pub const ANONYMOUS: &str = "[anonymous]";
+pub use flopscope_model::attribution::ANONYMOUS_MODULE as ANONYMOUS;
 
 /// The source position of instructions, and the functions around them:
 /// what neighbouring addresses share (see [`Place`]).

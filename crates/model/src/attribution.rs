@@ -9,6 +9,11 @@
 use crate::report::{Intensity, Summary};
 use serde::{Deserialize, Serialize};
 
+/// The module of code outside every file mapping (a JIT's, the vDSO); a
+/// function there that no perf map names is named by its page,
+/// `[anonymous]+0x7f3a2c000`.
+pub const ANONYMOUS_MODULE: &str = "[anonymous]";
+
 /// One function's counts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FunctionRow {

@@ -500,6 +500,8 @@ pub fn csv_field(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::counts::{Counts, FpKey};
+    use crate::vocab::{FlopOp, OpClass};
 
     #[test]
     fn names_fit_their_column_with_paths_shortened_to_file_names() {
@@ -516,8 +518,6 @@ mod tests {
         assert_eq!(fit("abcdefgh", 5), "abcd~");
         assert_eq!(fit("abcde", 5), "abcde");
     }
-    use crate::counts::{Counts, FpKey};
-    use crate::vocab::{FlopOp, OpClass};
 
     fn report() -> Report {
         let mut c = Counts {

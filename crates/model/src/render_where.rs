@@ -1,5 +1,6 @@
 //! The "Top functions" and "Top loops" tables of the text report.
 
+use crate::attribution::ANONYMOUS_MODULE;
 use crate::render::{duration, fit, share, thousands};
 use crate::report::{Report, Summary};
 use std::fmt::Write;
@@ -35,10 +36,6 @@ fn time_cell(t: Option<f64>, total: Option<f64>, samples: Option<u64>) -> String
 }
 
 /// Short module name: the file name of its path.
-/// How rows of generated code no perf map names begin (a page each:
-/// `[anonymous]+0x7f3a2c000`, see crates/attribution's place.rs).
-const UNNAMED_CODE: &str = "[anonymous]+0x";
-
 fn short(module: &str) -> &str {
     module.rsplit('/').next().unwrap_or(module)
 }
@@ -92,7 +89,8 @@ pub fn top_tables(r: &Report, top: usize) -> String {
         let unnamed: u64 = r
             .functions
             .iter()
-            .filter(|f| f.name.starts_with(UNNAMED_CODE))
+            // Generated code no perf map names: a row a page, named by it.
+            .filter(|f| f.module == ANONYMOUS_MODULE && f.name.starts_with(ANONYMOUS_MODULE))
             .map(|f| f.summary.flop.total)
             .sum();
         if unnamed > 0 {
