@@ -283,6 +283,16 @@ fn remove_perf_map(r: &Report) {
     let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
 }
 
+/// The loops of function `name` in `r`.
+fn loops_of<'a>(r: &'a Report, name: &str) -> Vec<&'a Value> {
+    r.0["loops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["function"] == name)
+        .collect()
+}
+
 /// V8's name for the TurboFan code of recurrence.js's `run` (V8 names the
 /// script by its path resolved).
 fn turbofan_run() -> String {
@@ -319,12 +329,10 @@ fn node_s_generated_code_is_named_from_its_perf_map() {
     };
     let run = turbofan_run();
     let named = |rows: &std::collections::BTreeMap<String, u64>| {
-        let named: std::collections::BTreeMap<String, u64> = rows
-            .iter()
+        rows.iter()
             .filter(|(name, _)| name.starts_with("JS:"))
             .map(|(k, v)| (k.clone(), *v))
-            .collect();
-        named
+            .collect::<std::collections::BTreeMap<String, u64>>()
     };
     let (re, rn) = (jit_rows(&e), jit_rows(&native));
     assert_eq!(
@@ -347,13 +355,7 @@ fn node_s_generated_code_is_named_from_its_perf_map() {
             unnamed, 0,
             "{engine}: FLOP in unnamed generated code: {rows:?}"
         );
-        let loops_in_run = r.0["loops"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|l| l["function"] == run.as_str())
-            .count();
-        assert!(loops_in_run > 0, "{engine}: no loop of {run}");
+        assert!(!loops_of(r, &run).is_empty(), "{engine}: no loop of {run}");
     }
 }
 
@@ -376,11 +378,8 @@ fn node_s_generated_code_gets_time_from_the_counted_run_s_samples() {
         "{name}: {samples} samples, sampling {}",
         r.0["sampling"]
     );
-    let loop_samples: u64 = r.0["loops"]
-        .as_array()
-        .unwrap()
+    let loop_samples: u64 = loops_of(&r, &name)
         .iter()
-        .filter(|l| l["function"] == name.as_str())
         .map(|l| l["samples"].as_u64().unwrap_or(0))
         .sum();
     assert!(loop_samples > 0, "no samples in the loops of {name}");
