@@ -14,7 +14,8 @@
 # report's size and the command's peak memory (maximum resident set).
 #
 # The programs: gcc -O2 -c stb_truetype.h (three processes), the CPython
-# float loop and the Numba @njit loop of benchmarks/general-code.sh.
+# float loop and the Numba @njit loop of benchmarks/general-code.sh, and
+# SBCL running a recurrence it compiles into the image of its core file.
 #
 # Usage: benchmarks/report-cost.sh BASELINE_REV [REPEATS]   (default 5)
 #   e.g. benchmarks/report-cost.sh 7392839
@@ -57,6 +58,11 @@ SUITE = [
                                  os.path.join(work, "stb_truetype.c")]),
     ("CPython 3M sqrt", [py, "-S", "-c", "import math; print(sum(math.sqrt(i * 0.5) for i in range(3000000)))"]),
     ("Numba @njit 1e8 sqrt", [py, "-c", numba, "100000000"]),
+    # Code in an image mapped from a file that is not ELF (SBCL's core):
+    # named an instruction at a time until ed4b052, a page at a time since.
+    ("SBCL 1M-step recurrence", ["sbcl", "--non-interactive", "--no-userinit", "--eval",
+                                 "(progn (defun r (n) (let ((s 0d0)) (dotimes (i n) "
+                                 "(setf s (+ (* s 0.5d0) 1d0))) s)) (print (r 1000000)))"]),
 ]
 BUILDS = [(f"baseline {rev}", base_fs), ("this tree", new_fs)]
 qos, qos_text = hold_pm_qos()
