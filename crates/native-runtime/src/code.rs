@@ -93,6 +93,12 @@ fn link_pad(at: u64, off: u64, opcode: u64) -> u64 {
     pad
 }
 
+/// Nops before a [`Piece::Key`] at `at`: its immediate (2 bytes in) then
+/// starts on an 8-byte boundary.
+fn key_pad(at: u64) -> u64 {
+    (at + 2).wrapping_neg() % 8
+}
+
 /// A piece of a block. Bytes live in the block's one buffer ([`Code`]);
 /// pieces name ranges of it, so building a block allocates two vectors.
 #[derive(Debug, Clone, Copy)]
@@ -124,6 +130,14 @@ pub enum Piece {
         target: Target,
     },
     Label(u32),
+    /// `mov rcx, imm64`, the immediate 8-byte aligned (nop padding before
+    /// it) and [`KEY_UNSET`] until the dispatcher sets it in place, once:
+    /// the negated target of the indirect branch whose record this is
+    /// (cache.rs, `indirect_site`). One aligned 8-byte store replaces it
+    /// whole, as linking replaces a rel32.
+    Key {
+        record: u64,
+    },
     /// Where the copy of the program's instruction at this offset from the
     /// block's start begins (no bytes): [`layout_marked`] reports it, for
     /// mapping a sampled cache address back (crate::cachemap).
@@ -139,6 +153,10 @@ pub struct Code {
     /// [`Code::mark`] records marks (the counted run is sampled).
     pub marking: bool,
 }
+
+/// A [`Piece::Key`]'s immediate until its branch's first execution: no
+/// target plus it is zero but `u64::MAX`, which is no canonical address.
+pub const KEY_UNSET: u64 = 1;
 
 /// Register numbers of the hand-encoded forms.
 pub const RAX: u8 = 0;
@@ -310,6 +328,11 @@ impl Code {
             self.bytes(&[0x48, 0x8d, 0xa4, 0x24, a[0], a[1], a[2], a[3]]);
         }
     }
+    /// `mov rcx, imm64`, the key of the indirect branch `record` belongs to
+    /// ([`Piece::Key`]).
+    pub fn key(&mut self, record: u64) {
+        self.pieces.push(Piece::Key { record });
+    }
     /// `mov rax, imm64`.
     pub fn mov_rax(&mut self, v: u64) {
         self.bytes(&[0x48, 0xb8]);
@@ -407,22 +430,33 @@ pub fn layout(code: &Code, at: u64) -> Result<Vec<u8>, String> {
 
 /// [`layout`] into `out` (cleared first), whose allocation a caller reuses.
 pub fn layout_into(code: &Code, at: u64, out: &mut Vec<u8>) -> Result<(), String> {
-    layout_marked(code, at, out, &mut Vec::new(), &mut Vec::new())
+    layout_marked(code, at, out, &mut Patches::default())
 }
 
-/// [`layout_into`], and each [`Piece::Mark`] as (offset in `out`, its
-/// program offset) in `marks`, and each branch to a stub that linking can
-/// re-aim in place as (the stub, the offset of its rel32 in `out`) in
-/// `links` (both cleared first), in order.
+/// What [`layout_marked`] reports besides the bytes, in buffers the caller
+/// keeps (cleared first).
+#[derive(Default)]
+pub struct Patches {
+    /// Each [`Piece::Mark`]: (offset in the code, its program offset).
+    pub marks: Vec<(u32, u32)>,
+    /// Each branch to a stub that linking can re-aim in place: (the stub,
+    /// the offset of its rel32 in the code).
+    pub links: Vec<(u64, u32)>,
+    /// Each [`Piece::Key`]: (its record, the offset of its immediate).
+    pub keys: Vec<(u64, u32)>,
+}
+
+/// [`layout_into`], and the marks, links and keys in `patches`, in order.
 pub fn layout_marked(
     code: &Code,
     at: u64,
     out: &mut Vec<u8>,
-    marks: &mut Vec<(u32, u32)>,
-    links: &mut Vec<(u64, u32)>,
+    patches: &mut Patches,
 ) -> Result<(), String> {
+    let Patches { marks, links, keys } = patches;
     marks.clear();
     links.clear();
+    keys.clear();
     let Code { buf, pieces, .. } = code;
     let range = |start: &u32, end: &u32| &buf[*start as usize..*end as usize];
     // Pass 1: offsets (far absolute branches take the long forms). Labels
@@ -455,6 +489,7 @@ pub fn layout_marked(
                 0
             }
             Piece::Mark(_) => 0,
+            Piece::Key { .. } => (key_pad(at + off) + 10) as usize,
             Piece::Branch { cc, target } => {
                 let far_form = target.abs().is_some_and(|t| !near(at + off, t));
                 if far_form {
@@ -506,6 +541,12 @@ pub fn layout_marked(
             Piece::Bytes { start, end } => out.extend_from_slice(range(start, end)),
             Piece::Label(_) => {}
             Piece::Mark(offset) => marks.push((out.len() as u32, *offset)),
+            Piece::Key { record } => {
+                out.extend_from_slice(NOPS[key_pad(here) as usize]);
+                out.extend_from_slice(&[0x48, 0xb9]);
+                keys.push((*record, out.len() as u32));
+                out.extend_from_slice(&KEY_UNSET.to_le_bytes());
+            }
             Piece::Rip {
                 start,
                 end,
@@ -741,6 +782,29 @@ mod tests {
     }
 
     #[test]
+    fn a_key_s_immediate_is_aligned_whatever_precedes_it() {
+        for before in 0..8 {
+            let mut c = Code::default();
+            c.bytes(&vec![0x90; before]);
+            c.key(0x7000_8000);
+            c.bytes(&[0xc3]);
+            let at = 0x7000_0000 + 3;
+            let (mut code, mut patches) = (Vec::new(), Patches::default());
+            layout_marked(&c, at, &mut code, &mut patches).unwrap();
+            let [(record, imm)] = patches.keys[..] else {
+                panic!("one key: {:?}", patches.keys)
+            };
+            assert_eq!(record, 0x7000_8000);
+            assert_eq!((at + u64::from(imm)) % 8, 0, "{before} bytes before");
+            let i = imm as usize;
+            assert_eq!(code[i - 2..i], [0x48, 0xb9]);
+            assert_eq!(code[i..i + 8], KEY_UNSET.to_le_bytes());
+            let text = text(&code, at);
+            assert_eq!(text[text.len() - 2..], ["mov rcx,1", "ret"]);
+        }
+    }
+
+    #[test]
     fn branches_to_stubs_have_aligned_displacements_past_the_first_word() {
         let at = 0x7000_0000;
         let mut c = Code::default();
@@ -748,9 +812,9 @@ mod tests {
         c.bytes(&[0x90]);
         c.jcc(0x4, Target::Stub(0x7000_2000)); // at 13: je at 14, rel32 at 16
         c.jmp(Target::Abs(0x7000_3000)); // not a stub: no padding
-        let (mut code, mut links) = (Vec::new(), Vec::new());
-        layout_marked(&c, at, &mut code, &mut Vec::new(), &mut links).unwrap();
-        assert_eq!(links, [(0x7000_1000, 8), (0x7000_2000, 16)]);
+        let (mut code, mut patches) = (Vec::new(), Patches::default());
+        layout_marked(&c, at, &mut code, &mut patches).unwrap();
+        assert_eq!(patches.links, [(0x7000_1000, 8), (0x7000_2000, 16)]);
         assert_eq!(
             text(&code, at),
             [

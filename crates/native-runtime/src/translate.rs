@@ -1294,25 +1294,28 @@ fn is_dword_index(m: Mnemonic) -> bool {
     )
 }
 
-/// Lays a built block out at the arena's next address (through `scratch`,
-/// `marks` and `links`, buffers the caller keeps; its marks go to `marks`),
-/// and tells each of its stubs the branch that linking re-aims in place;
-/// returns the block's address.
+/// Lays a built block out at the arena's next address (through `scratch`
+/// and `patches`, buffers the caller keeps; its marks go to
+/// `patches.marks`), tells each of its stubs the branch that linking
+/// re-aims in place, and each of its indirect branches' records where
+/// its key is; returns the block's address.
 pub fn place(
     code: &Code,
     arena: &mut Arena,
     scratch: &mut Vec<u8>,
-    marks: &mut Vec<(u32, u32)>,
-    links: &mut Vec<(u64, u32)>,
+    patches: &mut crate::code::Patches,
 ) -> Result<u64, String> {
     arena.align(16);
     let at = arena.next;
-    crate::code::layout_marked(code, at, scratch, marks, links)?;
+    crate::code::layout_marked(code, at, scratch, patches)?;
     arena
         .put(scratch)
         .ok_or_else(|| "the code cache arena is full".to_string())?;
-    for &(stub, rel32_at) in links.iter() {
+    for &(stub, rel32_at) in &patches.links {
         crate::cache::set_site(stub, at + u64::from(rel32_at));
+    }
+    for &(record, imm_at) in &patches.keys {
+        crate::cache::set_key(record, at + u64::from(imm_at));
     }
     Ok(at)
 }

@@ -29,10 +29,10 @@ pub struct Translator {
     /// counted fall-through looked at (calls to one function from many
     /// places look once); forgotten when the program's mappings change.
     pub flags_dead_at: FxHashMap<u64, bool>,
-    /// The laid-out bytes of the block being placed, and its marks.
+    /// The laid-out bytes of the block being placed, and its marks, links
+    /// and keys.
     placed: Vec<u8>,
-    marks: Vec<(u32, u32)>,
-    links: Vec<(u64, u32)>,
+    patches: crate::code::Patches,
     /// The first block translated with XSAVE-family instructions (their
     /// bytes are not counted).
     pub uncounted_state: Option<u64>,
@@ -67,8 +67,7 @@ pub fn init() -> Result<(), String> {
         code: None,
         flags_dead_at: FxHashMap::default(),
         placed: Vec::new(),
-        marks: Vec::new(),
-        links: Vec::new(),
+        patches: Default::default(),
         uncounted_state: None,
         generated_code_pc: None,
         watch: Default::default(),
@@ -157,7 +156,8 @@ pub fn lookup_indirect(pc: u64, record: Option<u64>) -> Result<u64, String> {
     let at = t.get(pc)?;
     t.ibl.insert(pc, at);
     if let Some(r) = record {
-        cache::fill_record(r, pc, at);
+        let incoming = &mut t.incoming;
+        cache::fill_record(r, pc, at, |stub| incoming.link(stub, at));
     }
     Ok(at)
 }
@@ -340,8 +340,7 @@ impl Translator {
             &built.code,
             &mut self.arenas[ai],
             &mut self.placed,
-            &mut self.marks,
-            &mut self.links,
+            &mut self.patches,
         )?;
         debug_assert_eq!(at, start);
         if crate::dispatch::debug() {
@@ -351,7 +350,13 @@ impl Translator {
         if built.code.marking {
             // Before any thread can run the block: a sample in it maps back.
             let profile = (self.profiles.len() - 1) as u32;
-            crate::cachemap::publish(at, self.placed.len() as u32, pc, &self.marks, profile);
+            crate::cachemap::publish(
+                at,
+                self.placed.len() as u32,
+                pc,
+                &self.patches.marks,
+                profile,
+            );
         }
         self.code = Some(built.code);
         if !resolves {
@@ -469,8 +474,8 @@ mod tests {
 
     /// Places `code` as a block of `a`.
     fn block(a: &mut Arena, code: &Code) -> u64 {
-        let (mut out, mut marks, mut links) = (Vec::new(), Vec::new(), Vec::new());
-        translate::place(code, a, &mut out, &mut marks, &mut links).expect("room")
+        let mut out = Vec::new();
+        translate::place(code, a, &mut out, &mut Default::default()).expect("room")
     }
 
     /// `mov eax, v; ret`.
@@ -640,13 +645,6 @@ mod tests {
     fn an_indirect_branch_reaches_its_cached_target_or_the_tables_with_the_flags_kept() {
         let mut f = Fixture::new();
         let [cached, first, second] = f.targets;
-        let record = f.a.record().expect("room");
-        cache::fill_record(record, 0x1000, cached);
-        // Set once: a later target does not replace the first.
-        cache::fill_record(record, 0x3000, first);
-        // SAFETY: the record's two words.
-        let words = unsafe { std::slice::from_raw_parts(record as *const u64, 2) };
-        assert_eq!(words, [0x1000u64.wrapping_neg(), cached]);
         // 0x2000 at its first probe, 0x2000 + 4 MiB (same start) at the next.
         let far = 0x2000 + (1 << 22);
         assert!(f.table.insert(0x2000, first) && f.table.insert(far, second));
@@ -654,7 +652,34 @@ mod tests {
         let counter = unsafe { &*((f.bank + header::counter(0) as u64) as *const AtomicU64) };
         for count in [None, Some(0)] {
             for carry in [false, true] {
+                let record = f.a.record().expect("room");
                 let site = f.branch(carry, record, count);
+                cache::fill_record(record, 0x1000, cached, |stub| link(stub, cached));
+                // Set once: a later target does not replace the first.
+                cache::fill_record(record, 0x3000, first, |_| panic!("linked twice"));
+                // SAFETY: the record's four words.
+                let words = unsafe { std::slice::from_raw_parts(record as *const u64, 4) };
+                assert_eq!(words[..2], [0x1000u64.wrapping_neg(), cached]);
+                // SAFETY: the key's immediate, in the placed block.
+                let key = unsafe { *(words[3] as *const u64) };
+                assert_eq!((words[3] % 8, key), (0, 0x1000u64.wrapping_neg()));
+                // The hit's jump goes straight to the block, not its stub.
+                // SAFETY: the site word of the record's stub.
+                let rel32_at = unsafe { &*cache::stub_site(words[2]) }.load(Ordering::Relaxed);
+                // SAFETY: the rel32 of the linked jump, in the placed block.
+                let rel = unsafe { *(rel32_at as *const i32) };
+                assert_eq!(
+                    rel32_at.wrapping_add(4).wrapping_add(rel as i64 as u64),
+                    cached
+                );
+                // Unlinked (its block invalidated), the stub leads the
+                // dispatcher to the code now at the branch's target.
+                // SAFETY: the exit of the record's stub, set once.
+                let exit = unsafe { &*cache::stub_desc(words[2]) };
+                assert!(
+                    matches!(exit, Exit::Direct { target: 0x1000, stub } if *stub == words[2]),
+                    "{exit:?}"
+                );
                 let c = u32::from(carry);
                 assert_eq!(call_with(site, 0x1000), 110 + c, "the branch's own target");
                 assert_eq!(call_with(site, 0x2000), 120 + c, "the first probe");
