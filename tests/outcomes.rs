@@ -117,3 +117,65 @@ fn a_deep_recursion_under_an_unlimited_stack_runs_as_it_does_alone() {
         );
     }
 }
+
+/// A jump to where nothing may run faults as it does natively, under both
+/// engines (tests/kernels/native/bad_jumps.c): a call through a null or a
+/// non-canonical pointer, into a data page, into an unmapped page, and a
+/// return there, each survived by a SIGSEGV handler that leaves with
+/// siglongjmp, then the same null call without a handler, which kills the
+/// program. The native engine stopped the program at the first such jump
+/// ("the program jumped to 0x8000000000000000, where no code is mapped",
+/// exit 125) where natively the handler ran; it now lets the processor
+/// raise the fault the program would get: the program's output (si_code
+/// and si_addr included) is the program's alone, its FLOP are N multiplies
+/// and N adds a jump, and the report is complete; without a handler the
+/// program dies of SIGSEGV after its first N steps, with a partial report.
+/// (QEMU reports the non-canonical jump as an unmapped one: the emulate
+/// engine's output is not compared, its counts are.)
+#[test]
+fn jumps_where_nothing_may_run_fault_as_natively() {
+    let n = 1000u64;
+    let arg = n.to_string();
+    let exe = build("native/bad_jumps.c", &["-O1"]);
+    let alone = std::process::Command::new(&exe).arg(&arg).output().unwrap();
+    let alone_out = String::from_utf8_lossy(&alone.stdout);
+    assert_eq!(
+        (alone.status.code(), alone_out.lines().count()),
+        (Some(0), 6),
+        "{alone_out}"
+    );
+    for engine in ["native", "emulate"] {
+        let run = count_with(engine, &exe, &[&arg], &[]);
+        assert_eq!(run.code, 0, "{engine}: {}", run.stderr);
+        if engine == "native" {
+            assert_eq!(run.stdout, alone_out, "{engine}");
+        }
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["complete"], true, "{engine}: {:?}", r.warnings());
+        let ops = r.flop_by_op();
+        assert_eq!(
+            (ops["mul"], ops["add"], r.flop("total")),
+            (5 * n, 5 * n, 10 * n),
+            "{engine}"
+        );
+        let run = count_with(engine, &exe, &[&arg, "die"], &[]);
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (128 + 11, "before\n"),
+            "{engine}: {}",
+            run.stderr
+        );
+        let r = run
+            .report
+            .expect("a report for a program killed by SIGSEGV");
+        assert_eq!(
+            (&r.0["exit_status"], &r.0["complete"]),
+            (
+                &serde_json::json!("signal:SIGSEGV"),
+                &serde_json::json!(false)
+            ),
+            "{engine}"
+        );
+        assert_eq!(r.flop("total"), 2 * n, "{engine}");
+    }
+}

@@ -10,6 +10,7 @@ pub struct Mapping {
     pub lo: u64,
     pub hi: u64,
     pub writable: bool,
+    pub exec: bool,
     /// The main thread's stack (`[stack]`).
     pub stack: bool,
 }
@@ -216,6 +217,29 @@ pub fn one_kernel_mapping(a: u64, b: u64) -> bool {
         .any(|(lo, hi)| lo <= a && a < hi && lo <= b && b < hi)
 }
 
+/// Whether running code at `addr` faults, by the kernel's mappings read
+/// now: none holds it (a non-canonical address included), or the one that
+/// does is not executable. Then the dispatcher sends the program there,
+/// for the processor to raise the fault the program would get natively.
+/// An executable mapping the engine cannot read (`[vsyscall]`, mapped
+/// execute-only) does not fault: code there would run outside the cache.
+pub fn faults_when_run(addr: u64) -> bool {
+    let Some(text) = read_maps() else {
+        return false;
+    };
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let (Some((lo, hi)), Some(perms)) = (f.next().and_then(|r| hex_pair(r, '-')), f.next())
+        else {
+            continue;
+        };
+        if lo <= addr && addr < hi {
+            return perms.as_bytes().get(2) != Some(&b'x');
+        }
+    }
+    true
+}
+
 /// The kernel's pages mapped into every process (`[vdso]` and `[vvar]`),
 /// as (start, end) ranges, read once.
 pub fn kernels_pages() -> &'static [(u64, u64)] {
@@ -250,15 +274,21 @@ pub fn parse(text: &str) -> Vec<Mapping> {
             continue;
         }
         let writable = perms.as_bytes().get(1) == Some(&b'w');
+        let exec = perms.as_bytes().get(2) == Some(&b'x');
         // The path, if any, is the fourth field after the permissions.
         let stack = f.nth(3) == Some("[stack]");
         match out.last_mut() {
             // Adjacent readable mappings read as one range.
-            Some(m) if m.hi == lo && m.writable == writable && m.stack == stack => m.hi = hi,
+            Some(m)
+                if m.hi == lo && m.writable == writable && m.exec == exec && m.stack == stack =>
+            {
+                m.hi = hi
+            }
             _ => out.push(Mapping {
                 lo,
                 hi,
                 writable,
+                exec,
                 stack,
             }),
         }
@@ -329,22 +359,25 @@ mod tests {
         let text = "\
 55d0a0000000-55d0a0001000 r--p 00000000 08:01 1 /bin/x
 55d0a0001000-55d0a0005000 r-xp 00001000 08:01 1 /bin/x
-55d0a0005000-55d0a0006000 ---p 00000000 00:00 0
-55d0a0006000-55d0a0007000 rw-p 00000000 00:00 0
+55d0a0005000-55d0a0006000 r-xp 00005000 08:01 1 /bin/x
+55d0a0006000-55d0a0007000 ---p 00000000 00:00 0
+55d0a0007000-55d0a0008000 rw-p 00000000 00:00 0
 7ffd10000000-7ffd10021000 rw-p 00000000 00:00 0                          [stack]
 ";
-        let m = |lo, hi, writable, stack| Mapping {
+        let m = |lo, hi, writable, exec, stack| Mapping {
             lo,
             hi,
             writable,
+            exec,
             stack,
         };
         assert_eq!(
             parse(text),
             vec![
-                m(0x55d0a0000000, 0x55d0a0005000, false, false),
-                m(0x55d0a0006000, 0x55d0a0007000, true, false),
-                m(0x7ffd10000000, 0x7ffd10021000, true, true),
+                m(0x55d0a0000000, 0x55d0a0001000, false, false, false),
+                m(0x55d0a0001000, 0x55d0a0006000, false, true, false),
+                m(0x55d0a0007000, 0x55d0a0008000, true, false, false),
+                m(0x7ffd10000000, 0x7ffd10021000, true, false, true),
             ]
         );
     }

@@ -120,7 +120,15 @@ fn dispatch(ctx: &mut Context, exit: &Exit, mut masked: Option<u64>) -> u64 {
     };
     let target = match r {
         Ok(c) => c,
-        Err(e) => fatal(0, &e),
+        // A jump to where nothing is mapped or nothing may run (a call
+        // through a null pointer, a return to a smashed address): the
+        // program goes there and faults as it would natively, for its own
+        // SIGSEGV handler (a crash reporter, a `siglongjmp` out) or the
+        // engine's, which writes the counts before the program dies of it.
+        Err(e) => match jump_target(exit) {
+            Some(t) if crate::codemap::faults_when_run(t) => t,
+            _ => fatal(0, &e),
+        },
     };
     match masked {
         // Leave with the program's mask restored outside the dispatcher.
@@ -130,6 +138,16 @@ fn dispatch(ctx: &mut Context, exit: &Exit, mut masked: Option<u64>) -> u64 {
             signals::fs_unmask_and_go as *const () as u64
         }
         None => target,
+    }
+}
+
+/// Where the program was going when it left the cache for `exit`: a
+/// branch's target, or the next instruction past a block's end.
+fn jump_target(exit: &Exit) -> Option<u64> {
+    match exit {
+        Exit::Direct { target, .. } => Some(*target),
+        Exit::IblMiss | Exit::IblFill => Some(gs_word(header::IBL_TARGET)),
+        _ => None,
     }
 }
 

@@ -231,7 +231,7 @@ pub fn decode(
     // the target is new to the block: one block, one counter, for code laid
     // out in pieces.
     'segment: loop {
-        let Some((buf, any_writable)) = readable_from(seg, seg + 4096) else {
+        let Some((buf, any_writable, exec)) = readable_from(seg, seg + 4096) else {
             if seg == pc {
                 return Err(format!(
                     "the program jumped to {pc:#x}, where no code is mapped"
@@ -239,6 +239,12 @@ pub fn decode(
             }
             return Err(format!("code at {seg:#x} cannot be read"));
         };
+        if seg == pc && !exec {
+            // Natively a fault (the dispatcher lets the processor raise it).
+            return Err(format!(
+                "the program jumped to {pc:#x}, which is not executable"
+            ));
+        }
         writable |= any_writable;
         let mut d = Decoder::with_ip(64, buf, seg, DecoderOptions::NONE);
         let done = |insns, raws, end, last_kept| {
@@ -456,14 +462,15 @@ pub trait Resolver {
 /// through adjacent readable mappings up to `limit` at least (pages of
 /// code the engine made read-only split a mapping, and an instruction may
 /// cross from one piece into the next: cut there, it would decode as an
-/// invalid instruction the program does not have); and whether any of it
-/// is writable. None where nothing readable is mapped at `at`.
-fn readable_from(at: u64, limit: u64) -> Option<(&'static [u8], bool)> {
+/// invalid instruction the program does not have); whether any of it is
+/// writable; whether `at`'s mapping is executable. None where nothing
+/// readable is mapped at `at`.
+fn readable_from(at: u64, limit: u64) -> Option<(&'static [u8], bool, bool)> {
     let map = crate::codemap::mapping_of(at)?;
     let (end, writable) = crate::codemap::readable_until(map, limit);
     // SAFETY: [at, end) lies in readable mappings of the process.
     let buf = unsafe { std::slice::from_raw_parts(at as *const u8, (end - at) as usize) };
-    Some((buf, writable))
+    Some((buf, writable, map.exec))
 }
 
 /// Counts the not-taken side of a block's conditional branch, where the
@@ -491,7 +498,7 @@ const FLAGS_LOOKAHEAD: usize = 16;
 /// that end in a call have no flag-writing instruction of their own.
 pub fn flags_dead_at(target: u64) -> bool {
     let limit = target + (FLAGS_LOOKAHEAD * 15) as u64;
-    let Some((buf, false)) = readable_from(target, limit) else {
+    let Some((buf, false, _)) = readable_from(target, limit) else {
         return false;
     };
     let buf = &buf[..buf.len().min((limit - target) as usize)];

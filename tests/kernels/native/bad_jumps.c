@@ -1,0 +1,100 @@
+/* Jumps to where nothing may run, each a SIGSEGV the program survives: a
+ * call through a null pointer, through a non-canonical address, into a
+ * data page (mapped, not executable), into a page unmapped before, and a
+ * return to that unmapped page. A handler notes si_code and whether
+ * si_addr is the target (0 for the non-canonical one, which faults as a
+ * general protection fault), then leaves with siglongjmp. N steps of
+ * s = s * 0.5 + 1 (a multiply and an add) come before each jump.
+ *
+ *   usage: bad_jumps N [die]      build: -O1
+ *
+ *   prints: one line a jump, "<name> code <si_code> addr <yes|no>", then
+ *   the bits of s; with "die", no handler: "before" and the null call kills
+ *   the program (SIGSEGV) after N steps
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static sigjmp_buf env;
+static volatile int code;
+static volatile uintptr_t addr;
+static unsigned char data_page[4096] __attribute__((aligned(4096)));
+
+static void on_segv(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  (void)uc;
+  code = si->si_code;
+  addr = (uintptr_t)si->si_addr;
+  siglongjmp(env, 1);
+}
+
+__attribute__((noinline)) static double steps(long n, double s) {
+  for (long i = 0; i < n; i++)
+    s = s * 0.5 + 1.0;
+  return s;
+}
+
+typedef void (*fn)(void);
+
+__attribute__((noinline)) static void call_at(uintptr_t where) {
+  fn f = (fn)where;
+  __asm__ volatile("" : "+r"(f));
+  f();
+}
+
+__attribute__((noinline)) static void return_to(uintptr_t where) {
+  __asm__ volatile("push %0\n\tret" : : "r"(where) : "memory");
+}
+
+int main(int argc, char **argv) {
+  long n = argc > 1 ? atol(argv[1]) : 1000;
+  double s = 0;
+  if (argc > 2 && strcmp(argv[2], "die") == 0) {
+    s = steps(n, s);
+    printf("before\n");
+    fflush(stdout);
+    call_at((uintptr_t)(s < 0 ? 1 : 0));
+    return 0;
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigaction(SIGSEGV, &sa, NULL);
+  void *gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  munmap(gone, 4096);
+  struct {
+    const char *name;
+    uintptr_t target;
+    int is_return;
+  } jumps[] = {
+      {"null", 0, 0},
+      {"non-canonical", (uintptr_t)1 << 63, 0},
+      {"data", (uintptr_t)data_page, 0},
+      {"unmapped", (uintptr_t)gone, 0},
+      {"return", (uintptr_t)gone + 64, 1},
+  };
+  for (unsigned i = 0; i < sizeof jumps / sizeof jumps[0]; i++) {
+    s = steps(n, s);
+    if (sigsetjmp(env, 1) == 0) {
+      if (jumps[i].is_return)
+        return_to(jumps[i].target);
+      else
+        call_at(jumps[i].target);
+      printf("%s returned\n", jumps[i].name);
+    } else {
+      uintptr_t expect = jumps[i].target >> 63 ? 0 : jumps[i].target;
+      printf("%s code %d addr %s\n", jumps[i].name, code, addr == expect ? "yes" : "no");
+    }
+  }
+  uint64_t bits;
+  memcpy(&bits, &s, sizeof bits);
+  printf("%016llx\n", (unsigned long long)bits);
+  return 0;
+}
