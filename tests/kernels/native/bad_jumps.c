@@ -1,9 +1,11 @@
 /* Jumps to where nothing may run, each a SIGSEGV the program survives: a
  * call through a null pointer, through a non-canonical address, into a
- * data page (mapped, not executable), into a page unmapped before, and a
- * return to that unmapped page. A handler notes si_code and whether
- * si_addr is the target (0 for the non-canonical one, which faults as a
- * general protection fault), then leaves with siglongjmp. N steps of
+ * data page (mapped, not executable), into a page unmapped before, a
+ * return to that unmapped page, and a signal handler's return to it: a
+ * store to address 0 faults, and the handler moves the context's program
+ * counter to that page and returns. The SIGSEGV handler then notes si_code
+ * and whether si_addr is the target (0 for the non-canonical one, which
+ * faults as a general protection fault), and leaves with siglongjmp. N steps of
  * s = s * 0.5 + 1 (a multiply and an add) come before each jump.
  *
  *   usage: bad_jumps N [die]      build: -O1
@@ -20,15 +22,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 
 static sigjmp_buf env;
 static volatile int code;
 static volatile uintptr_t addr;
 static unsigned char data_page[4096] __attribute__((aligned(4096)));
 
+static volatile uintptr_t resume_at;
+
 static void on_segv(int sig, siginfo_t *si, void *uc) {
   (void)sig;
-  (void)uc;
+  if (resume_at) {
+    ((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] = (greg_t)resume_at;
+    resume_at = 0;
+    return;
+  }
   code = si->si_code;
   addr = (uintptr_t)si->si_addr;
   siglongjmp(env, 1);
@@ -72,21 +81,26 @@ int main(int argc, char **argv) {
   struct {
     const char *name;
     uintptr_t target;
-    int is_return;
+    int how; /* 0: call, 1: return, 2: a signal handler's return */
   } jumps[] = {
       {"null", 0, 0},
       {"non-canonical", (uintptr_t)1 << 63, 0},
       {"data", (uintptr_t)data_page, 0},
       {"unmapped", (uintptr_t)gone, 0},
       {"return", (uintptr_t)gone + 64, 1},
+      {"sigreturn", (uintptr_t)gone + 128, 2},
   };
   for (unsigned i = 0; i < sizeof jumps / sizeof jumps[0]; i++) {
     s = steps(n, s);
     if (sigsetjmp(env, 1) == 0) {
-      if (jumps[i].is_return)
+      if (jumps[i].how == 1) {
         return_to(jumps[i].target);
-      else
+      } else if (jumps[i].how == 2) {
+        resume_at = jumps[i].target;
+        *(volatile int *)(uintptr_t)(s < 0) = 1;
+      } else {
         call_at(jumps[i].target);
+      }
       printf("%s returned\n", jumps[i].name);
     } else {
       uintptr_t expect = jumps[i].target >> 63 ? 0 : jumps[i].target;
