@@ -357,7 +357,10 @@ pub fn decode(
                 FlowControl::UnconditionalBranch if is_near(&insn) => {
                     let t = insn.near_branch_target();
                     let seen = t == pc || insns.iter().any(|(i, _)| i.ip() == t);
-                    if !seen && insns.len() + 16 < max_insns {
+                    // Not into memory that may not run: the jump's exit
+                    // lets the processor raise the program's fault there.
+                    let runs = crate::codemap::mapping_of(t).is_some_and(|m| m.exec);
+                    if !seen && runs && insns.len() + 16 < max_insns {
                         insns.push((insn, info));
                         raws.last_mut().expect("its raw").elided = true;
                         seg = t;

@@ -1,6 +1,6 @@
 /* Jumps to where nothing may run, each a SIGSEGV the program survives: a
  * call through a null pointer, through a non-canonical address, into a
- * data page (mapped, not executable), into a page unmapped before, a
+ * data page (mapped, not executable), a direct jump there, into a page unmapped before, a
  * return to that unmapped page, and a signal handler's return to it: a
  * store to address 0 faults, and the handler moves the context's program
  * counter to that page and returns. The SIGSEGV handler then notes si_code
@@ -57,6 +57,10 @@ __attribute__((noinline)) static void call_at(uintptr_t where) {
   f();
 }
 
+__attribute__((noinline, used)) static void jump_to_data(void) {
+  __asm__ volatile("jmp data_page");
+}
+
 __attribute__((noinline)) static void return_to(uintptr_t where) {
   __asm__ volatile("push %0\n\tret" : : "r"(where) : "memory");
 }
@@ -81,11 +85,12 @@ int main(int argc, char **argv) {
   struct {
     const char *name;
     uintptr_t target;
-    int how; /* 0: call, 1: return, 2: a signal handler's return */
+    int how; /* 0: call, 1: return, 2: a signal handler's return, 3: direct */
   } jumps[] = {
       {"null", 0, 0},
       {"non-canonical", (uintptr_t)1 << 63, 0},
       {"data", (uintptr_t)data_page, 0},
+      {"direct", (uintptr_t)data_page, 3},
       {"unmapped", (uintptr_t)gone, 0},
       {"return", (uintptr_t)gone + 64, 1},
       {"sigreturn", (uintptr_t)gone + 128, 2},
@@ -95,6 +100,8 @@ int main(int argc, char **argv) {
     if (sigsetjmp(env, 1) == 0) {
       if (jumps[i].how == 1) {
         return_to(jumps[i].target);
+      } else if (jumps[i].how == 3) {
+        jump_to_data();
       } else if (jumps[i].how == 2) {
         resume_at = jumps[i].target;
         *(volatile int *)(uintptr_t)(s < 0) = 1;
