@@ -120,11 +120,11 @@ fn a_deep_recursion_under_an_unlimited_stack_runs_as_it_does_alone() {
 
 /// A jump to where nothing may run faults as it does natively, under both
 /// engines (tests/kernels/native/bad_jumps.c): a call through a null or a
-/// non-canonical pointer, into a data page, a direct jump there, into an unmapped page, a
-/// return there and a signal handler's return there (it moves the
-/// context's program counter), each survived by a SIGSEGV handler that leaves with
-/// siglongjmp, then the same null call without a handler, which kills the
-/// program. The native engine stopped the program at the first such jump
+/// non-canonical pointer, into a data page, a direct jump there, a call
+/// into an unmapped page, a return there and a signal handler's return
+/// there (it moves the context's program counter), each survived by a
+/// SIGSEGV handler that leaves with siglongjmp, then the same null call
+/// without a handler, which kills the program. The native engine stopped the program at the first such jump
 /// ("the program jumped to 0x8000000000000000, where no code is mapped",
 /// exit 125) where natively the handler ran; it now lets the processor
 /// raise the fault the program would get: the program's output (si_code

@@ -1,12 +1,13 @@
 /* Jumps to where nothing may run, each a SIGSEGV the program survives: a
  * call through a null pointer, through a non-canonical address, into a
- * data page (mapped, not executable), a direct jump there, into a page unmapped before, a
- * return to that unmapped page, and a signal handler's return to it: a
- * store to address 0 faults, and the handler moves the context's program
- * counter to that page and returns. The SIGSEGV handler then notes si_code
- * and whether si_addr is the target (0 for the non-canonical one, which
- * faults as a general protection fault), and leaves with siglongjmp. N steps of
- * s = s * 0.5 + 1 (a multiply and an add) come before each jump.
+ * data page (mapped, not executable), a direct jump there, a call into a
+ * page unmapped before, a return to that page, and a signal handler's
+ * return to it: a store to address 0 faults, and the handler moves the
+ * context's program counter to that page and returns. The SIGSEGV handler
+ * then notes si_code and whether si_addr is the target (0 for the
+ * non-canonical one, which faults as a general protection fault), and
+ * leaves with siglongjmp. N steps of s = s * 0.5 + 1 (a multiply and an
+ * add) come before each jump.
  *
  *   usage: bad_jumps N [die]      build: -O1
  *
