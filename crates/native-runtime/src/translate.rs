@@ -231,22 +231,17 @@ pub fn decode(
     // the target is new to the block: one block, one counter, for code laid
     // out in pieces.
     'segment: loop {
-        let Some((buf, any_writable, exec)) = readable_from(seg, seg + 4096) else {
-            if seg == pc {
-                return Err(format!(
-                    "the program jumped to {pc:#x}, where no code is mapped"
-                ));
-            }
-            return Err(format!("code at {seg:#x} cannot be read"));
-        };
-        if seg == pc && !exec {
+        let here = readable_from(seg, seg + 4096);
+        let runs = matches!(here, Some((_, _, true)));
+        if seg == pc && !runs {
             // Natively a fault (the dispatcher lets the processor raise it).
-            return Err(format!(
-                "the program jumped to {pc:#x}, which is not executable"
-            ));
+            return Err(match here {
+                None => format!("the program jumped to {pc:#x}, where no code is mapped"),
+                Some(_) => format!("the program jumped to {pc:#x}, which is not executable"),
+            });
         }
+        let (buf, any_writable, _) = here.unwrap_or((&[], false, false));
         writable |= any_writable;
-        let mut d = Decoder::with_ip(64, buf, seg, DecoderOptions::NONE);
         let done = |insns, raws, end, last_kept| {
             Ok(Decoded {
                 pc,
@@ -259,6 +254,14 @@ pub fn decode(
                 flags_dead_at_fall: false,
             })
         };
+        if !runs {
+            // A jump followed into memory that may not run (`seg` leaves
+            // `pc` only so): the block ends at the jump instead, whose exit
+            // lets the processor raise the program's fault there.
+            raws.last_mut().expect("the followed jump's raw").elided = false;
+            return done(insns, raws, End::Jump(seg), None);
+        }
+        let mut d = Decoder::with_ip(64, buf, seg, DecoderOptions::NONE);
         loop {
             let at = d.ip();
             if insns.len() >= max_insns || (d.position() + 15 > buf.len() && buf.len() == 4096) {
@@ -357,10 +360,7 @@ pub fn decode(
                 FlowControl::UnconditionalBranch if is_near(&insn) => {
                     let t = insn.near_branch_target();
                     let seen = t == pc || insns.iter().any(|(i, _)| i.ip() == t);
-                    // Not into memory that may not run: the jump's exit
-                    // lets the processor raise the program's fault there.
-                    let runs = crate::codemap::mapping_of(t).is_some_and(|m| m.exec);
-                    if !seen && runs && insns.len() + 16 < max_insns {
+                    if !seen && insns.len() + 16 < max_insns {
                         insns.push((insn, info));
                         raws.last_mut().expect("its raw").elided = true;
                         seg = t;
