@@ -9,10 +9,16 @@
 # The first block includes building the decoder's tables, paid once per
 # counted process; the others are the per-block cost, paid once per block a
 # program executes (a C kernel runs about 300 before main returns, Python
-# 35,000). Machine noise is large here: compare minimums.
+# 35,000). Machine noise is large here: compare minimums. Where valgrind is
+# installed, each build is also run once under callgrind, which counts the
+# instructions executed while translating: the same on every run, so a
+# change of a few percent shows there when the times cannot show it.
 #
 # Usage: benchmarks/translate-cost.sh BASELINE [REPEATS]   (default 20)
 #   e.g. benchmarks/translate-cost.sh 64e2b61
+#   LIBRARY=/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1 benchmarks/translate-cost.sh HEAD
+#     translates the first block of that library's functions instead
+#     (preloaded; compiled C++: longer blocks than libc's hand-written ones)
 # Writes benchmarks/results/translate-cost-<date>.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,26 +44,47 @@ bins=(target/translate-cost-base-build/release/examples/translate_cost target/re
 names=("baseline $rev" "working tree $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo +changes)")
 syms=$(mktemp)
 trap 'rm -f "$syms"; if [ -n "${out:-}" ] && [ ! -s "$out" ]; then rm -f "$out"; fi' EXIT
-nm -D --defined-only "$(ldd "${bins[1]}" | awk '/libc.so/ {print $3}')" | awk '{print $3}' >"$syms"
+library=${LIBRARY:-$(ldd "${bins[1]}" | awk '/libc.so/ {print $3}')}
+if [ ! -f "$library" ]; then
+  echo "translate-cost: LIBRARY=$library is not a file: name a shared library, e.g. /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1" >&2
+  exit 2
+fi
+nm -D --defined-only "$library" | awk '$2 == "T" || $2 == "i" || $2 == "W" {print $3}' >"$syms"
+preload=$([ -n "${LIBRARY:-}" ] && echo "$library" || true)
 mkdir -p benchmarks/results
 out=benchmarks/results/translate-cost-$(date +%Y%m%d-%H%M%S).txt
-python3 - "$reps" "$syms" "${bins[@]}" "${names[@]}" <<'PY' | tee "$out"
-import os, re, subprocess, sys, time
-reps, syms = int(sys.argv[1]), sys.argv[2]
-bins, names = sys.argv[3:5], sys.argv[5:7]
+python3 - "$reps" "$syms" "$library" "$preload" "${bins[@]}" "${names[@]}" <<'PY' | tee "$out"
+import os, re, shutil, subprocess, sys, time
+reps, syms, library, preload = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+bins, names = sys.argv[5:7], sys.argv[7:9]
+env = dict(os.environ, LD_PRELOAD=preload) if preload else None
 runs = {b: ([], []) for b in bins}
 for _ in range(reps):
     for b in bins:  # alternating
-        o = subprocess.run([b], stdin=open(syms), capture_output=True, text=True, check=True).stdout
+        o = subprocess.run([b], stdin=open(syms), capture_output=True, text=True, check=True, env=env).stdout
         m = re.search(r"(\d+) blocks translated; first ([\d.]+) ms, the others (\d+) ns", o)
         runs[b][0].append(float(m.group(2)))
         runs[b][1].append(int(m.group(3)))
         blocks = m.group(1)
 load = " ".join(open("/proc/loadavg").read().split()[:3])
 print(f"# flopscope translator cost, {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}; load average at start: {load}")
-print(f"# {blocks} blocks (libc's exported functions), {reps} runs each, alternating; min and median")
+print(f"# {blocks} blocks (the exported functions of {os.path.basename(library)}), {reps} runs each, alternating; min and median")
 print(f"{'build':<34} {'first block (ms)':<20} {'each other block (ns)':<22}")
 for b, n in zip(bins, names):
     f, o = sorted(runs[b][0]), sorted(runs[b][1])
     print(f"{n:<34} {f[0]:.3f} {f[len(f) // 2]:.3f}          {o[0]} {o[len(o) // 2]}")
+if shutil.which("valgrind"):
+    print("# instructions executed translating (callgrind, inside lookup_or_translate), per block")
+    per = []
+    for b, n in zip(bins, names):
+        cg = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                             "--toggle-collect=*lookup_or_translate*", b],
+                            stdin=open(syms), capture_output=True, text=True, check=True, env=env)
+        ir = int(re.search(r"Collected : (\d+)", cg.stderr).group(1))
+        k = int(re.search(r"(\d+) blocks translated", cg.stdout).group(1))
+        per.append(ir / k)
+        print(f"{n:<34} {ir / k:,.0f}")
+    print(f"working tree / baseline: {per[1] / per[0]:.3f}")
+else:
+    print("# (valgrind not installed: no instruction counts)")
 PY

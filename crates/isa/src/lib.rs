@@ -39,6 +39,7 @@
 mod flop;
 mod lanes;
 mod memory;
+pub use memory::touches_no_memory;
 mod not_flop;
 mod sizes;
 mod ssc;
@@ -165,12 +166,19 @@ impl Classifier {
 
     /// Classifies one decoded instruction.
     pub fn classify(&mut self, insn: &iced_x86::Instruction) -> InsnInfo {
+        let fp = flop::fp_op(insn);
+        if memory::touches_no_memory(insn) {
+            return InsnInfo {
+                fp,
+                mem: MemInfo::default(),
+            };
+        }
         // Only the memory accesses are used: no register usage to build.
         let info = self
             .factory
             .info_options(insn, iced_x86::InstructionInfoOptions::NO_REGISTER_USAGE);
         InsnInfo {
-            fp: flop::fp_op(insn),
+            fp,
             mem: memory::mem_info(insn, info),
         }
     }

@@ -309,12 +309,19 @@ fn reload(maps: &mut Vec<Mapping>) {
 /// The mapping holding `addr`, if readable.
 pub fn mapping_of(addr: u64) -> Option<Mapping> {
     let mut maps = MAPS.lock().unwrap_or_else(|e| e.into_inner());
-    let find = |m: &Vec<Mapping>| m.iter().copied().find(|m| m.lo <= addr && addr < m.hi);
-    if let Some(m) = find(&maps) {
+    if let Some(m) = holding(&maps, addr) {
         return Some(m);
     }
     reload(&mut maps);
-    find(&maps)
+    holding(&maps, addr)
+}
+
+/// The mapping of `maps` (in address order, as the kernel lists them) that
+/// holds `addr`: a binary search (hundreds of mappings in a Python or LLVM
+/// process, looked up for every block translated).
+fn holding(maps: &[Mapping], addr: u64) -> Option<Mapping> {
+    let i = maps.partition_point(|m| m.hi <= addr);
+    maps.get(i).copied().filter(|m| m.lo <= addr)
 }
 
 /// The end of the readable memory that runs on from `m` (a mapping
@@ -330,7 +337,8 @@ pub fn readable_until(m: Mapping, limit: u64) -> (u64, bool) {
 fn run_on(maps: &[Mapping], m: Mapping, limit: u64) -> (u64, bool) {
     let (mut end, mut writable) = (m.hi, m.writable);
     while end < limit {
-        match maps.iter().find(|n| n.lo == end) {
+        let i = maps.partition_point(|n| n.lo < end);
+        match maps.get(i).filter(|n| n.lo == end) {
             Some(n) => {
                 writable |= n.writable;
                 end = n.hi;
@@ -408,6 +416,26 @@ mod tests {
         );
         let last = maps[3];
         assert_eq!(run_on(&maps, last, 0x55d0a0009000), (0x55d0a0005000, false));
+    }
+
+    #[test]
+    fn the_mapping_holding_an_address_is_found_or_none() {
+        let text = "\
+55d0a0000000-55d0a0001000 r-xp 00000000 00:00 0
+55d0a0001000-55d0a0002000 rwxp 00000000 00:00 0
+55d0a0004000-55d0a0005000 r--p 00000000 00:00 0
+7ffd10000000-7ffd10021000 rw-p 00000000 00:00 0                          [stack]
+";
+        let maps = parse(text);
+        let lo = |addr| holding(&maps, addr).map(|m| m.lo);
+        assert_eq!(lo(0x55d0a0000000), Some(0x55d0a0000000), "a first byte");
+        assert_eq!(lo(0x55d0a0000fff), Some(0x55d0a0000000), "a last byte");
+        assert_eq!(lo(0x55d0a0001000), Some(0x55d0a0001000), "the next one");
+        assert_eq!(lo(0x55d0a0003000), None, "a gap");
+        assert_eq!(lo(0x55d0a0004800), Some(0x55d0a0004000));
+        assert_eq!(lo(0x7ffd10020fff), Some(0x7ffd10000000));
+        assert_eq!(lo(0x1000), None, "below all");
+        assert_eq!(lo(0x7ffd10021000), None, "above all");
     }
 
     #[test]

@@ -27,10 +27,19 @@ pub use flopscope_model::vocab::HIDE_CPU_FEATURES_ENV as HIDE_ENV;
 /// The first feature `insn` needs that this processor lacks (or that
 /// `FLOPSCOPE_HIDE_CPU_FEATURES` hides), as iced-x86 names it.
 pub fn missing(insn: &Instruction) -> Option<F> {
+    let absent = absent();
     insn.cpuid_features()
         .iter()
         .copied()
-        .find(|f| present(*f) == Some(false))
+        .find(|f| absent[*f as usize])
+}
+
+/// Whether each feature (by its number) is absent or hidden: worked out
+/// once, at the first translation, rather than for every instruction
+/// translated (a feature hidden is found by its name).
+fn absent() -> &'static [bool] {
+    static ABSENT: OnceLock<Vec<bool>> = OnceLock::new();
+    ABSENT.get_or_init(|| F::values().map(|f| present(f) == Some(false)).collect())
 }
 
 /// Whether the processor has `f`: `None` for features this module does not

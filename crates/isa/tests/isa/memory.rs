@@ -172,3 +172,96 @@ fn x87_environment_is_fixed() {
     assert_eq!(mem(|a| a.fnsave(ptr(rax))), fixed(&[], &[108]));
     assert_eq!(mem(|a| a.fldenv(ptr(rax))), fixed(&[28], &[]));
 }
+
+/// Every register form of every encoding (legacy with and without 66, F2,
+/// F3 and REX.W over the one-byte, 0F, 0F38 and 0F3A maps and every mod=11
+/// ModRM; VEX over its three maps, EVEX over its five, each L, W and
+/// prefix, every reg field), decoded: where the classifier skips iced's
+/// instruction-info factory (`touches_no_memory`), the factory finds no
+/// memory access either. This is what makes the shortcut exact.
+#[test]
+fn register_forms_the_classifier_skips_touch_no_memory() {
+    use iced_x86::{Decoder, DecoderOptions, InstructionInfoFactory, OpAccess};
+    use std::collections::BTreeSet;
+    let mut factory = InstructionInfoFactory::new();
+    let (mut skipped, mut wrong) = (0u32, BTreeSet::new());
+    let mut check = |bytes: &[u8]| {
+        let mut d = Decoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE);
+        let insn = d.decode();
+        if insn.is_invalid() || !flopscope_isa::touches_no_memory(&insn) {
+            return;
+        }
+        skipped += 1;
+        let touches = factory
+            .info(&insn)
+            .used_memory()
+            .iter()
+            .any(|m| !matches!(m.access(), OpAccess::None | OpAccess::NoMemAccess));
+        if touches {
+            wrong.insert(format!("{:?} ({insn})", insn.mnemonic()));
+        }
+    };
+    let tail = [0u8; 8];
+    let prefixes: [&[u8]; 8] = [
+        &[],
+        &[0x66],
+        &[0xf2],
+        &[0xf3],
+        &[0x48],
+        &[0x66, 0x48],
+        &[0xf2, 0x48],
+        &[0xf3, 0x48],
+    ];
+    let maps: [&[u8]; 4] = [&[], &[0x0f], &[0x0f, 0x38], &[0x0f, 0x3a]];
+    for p in prefixes {
+        for m in maps {
+            for op in 0..=255u8 {
+                for modrm in 0xc0..=0xffu8 {
+                    let bytes = [p, m, &[op, modrm], &tail[..]].concat();
+                    check(&bytes);
+                }
+            }
+        }
+    }
+    for map in 1..=3u8 {
+        for w in 0..2u8 {
+            for l in 0..2u8 {
+                for pp in 0..4u8 {
+                    // R X B set (not extended), vvvv 1111 (unused), as encoded.
+                    let vex = [0xc4, 0xe0 | map, (w << 7) | 0x78 | (l << 2) | pp];
+                    for op in 0..=255u8 {
+                        for reg in 0..8u8 {
+                            let bytes = [&vex[..], &[op, 0xc1 | (reg << 3)], &tail[..]].concat();
+                            check(&bytes);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for map in [1u8, 2, 3, 5, 6] {
+        for w in 0..2u8 {
+            for ll in 0..3u8 {
+                for pp in 0..4u8 {
+                    let evex = [
+                        0x62,
+                        0xf0 | map,
+                        (w << 7) | 0x78 | 0x04 | pp,
+                        (ll << 5) | 0x08,
+                    ];
+                    for op in 0..=255u8 {
+                        for reg in 0..8u8 {
+                            let bytes = [&evex[..], &[op, 0xc1 | (reg << 3)], &tail[..]].concat();
+                            check(&bytes);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "skipped by the classifier, yet iced lists memory accesses: {wrong:#?}"
+    );
+    assert!(skipped > 50_000, "only {skipped} register forms decoded");
+}
