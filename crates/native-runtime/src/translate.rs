@@ -314,7 +314,7 @@ pub fn decode(
                 return done(insns, raws, End::Ssc { kind, next: at }, None);
             }
             let next = insn.next_ip();
-            let info = classifier.classify(&insn);
+            let info = classifier.classify_cached(&insn);
             let disp_at = insn
                 .is_ip_rel_memory_operand()
                 .then(|| d.get_constant_offsets(&insn).displacement_offset());
@@ -794,12 +794,15 @@ pub fn build(
     let mut own = Desc::with_capacity(8);
     for (i, (insn, info)) in dec.insns.iter().enumerate() {
         if marker_at != Some(i) {
-            stat.add_static(info, insn);
             // Each instruction's own counts, kept flat in the translator's
             // arrays for every block (no allocation a block: translation is
-            // on the start-up path of every program).
+            // on the start-up path of every program), and summed into the
+            // block's, in the same order.
             own.items.clear();
             own.add_static(info, insn);
+            for &(kind, n) in &own.items {
+                stat.add(kind, n);
+            }
             let first = data.items.len() as u32;
             data.items.extend_from_slice(&own.items);
             // A decoding failure kept as ud2 has no address of its own.
