@@ -266,7 +266,7 @@ impl Arena {
         Some(at)
     }
 
-    /// An indirect branch's record (see [`indirect_site`]): four words,
+    /// An indirect branch's record (see [`indirect_site`]): three words,
     /// below the stubs, and the exit stub its one-target cache jumps
     /// through.
     pub fn record(&mut self) -> Option<u64> {
@@ -282,8 +282,9 @@ impl Arena {
                 stub,
             }
         };
+        // Three words in 32 bytes: `data` aligns a piece to its size.
         let at = self.data(32)?;
-        // SAFETY: an aligned 32-byte record of this arena, just taken.
+        // SAFETY: an aligned record of this arena, just taken.
         unsafe { (at as *mut u64).add(RECORD_STUB).write(stub) };
         Some(at)
     }
@@ -344,16 +345,15 @@ pub fn set_site(stub: u64, site: u64) {
 }
 
 /// The words of an indirect branch's record ([`Arena::record`]): the
-/// target negated, zero until the branch's first execution; the cache
-/// address of the target's block; the exit stub of the branch's
-/// one-target cache; the address of its key ([`Code::key`]).
-const RECORD_KEY: usize = 0;
-const RECORD_DEST: usize = 1;
-const RECORD_STUB: usize = 2;
-const RECORD_KEY_AT: usize = 3;
+/// target negated, zero until the branch's first execution; the exit stub
+/// of the branch's one-target cache (its literal and its linked jump hold
+/// the target's block); the address of its key ([`Code::key`]).
+pub const RECORD_KEY: usize = 0;
+pub const RECORD_STUB: usize = 1;
+pub const RECORD_KEY_AT: usize = 2;
 
 fn record_word(record: u64, i: usize) -> &'static AtomicU64 {
-    // SAFETY: a record made by `Arena::record`: four aligned words.
+    // SAFETY: a record made by `Arena::record`: three aligned words.
     unsafe { &*(record as *const AtomicU64).add(i) }
 }
 
@@ -418,21 +418,20 @@ pub fn set_key(record: u64, key_at: u64) {
     record_word(record, RECORD_KEY_AT).store(key_at, Ordering::Release);
 }
 
-/// Sets an indirect branch's record (see [`indirect_site`]) to `pc`, whose
-/// block is at `cache`, unless it is set already: its exit stub gets `pc`
-/// for its target and is linked to `cache` (by `link`, the translator's,
-/// which lists links to code that may change), then its key is set, then
+/// Sets an indirect branch's record (see [`indirect_site`]) to `pc` unless
+/// it is set already: its exit stub gets `pc` for its target and is linked
+/// to `pc`'s block (by `link`, the translator's, which lists links to code
+/// that may change), then its key is set, then
 /// the record's own word. Under the translator's lock. A thread that sees
 /// the new key jumps to the stub, or to the block once the branch is
 /// re-aimed: both lead there. Set once, never changed. A block invalidated
 /// since is unlinked from the stub, which then leads to the dispatcher
 /// and the code now at `pc`.
-pub fn fill_record(record: u64, pc: u64, cache: u64, link: impl FnOnce(u64)) {
+pub fn fill_record(record: u64, pc: u64, link: impl FnOnce(u64)) {
     let key = record_word(record, RECORD_KEY);
     if key.load(Ordering::Acquire) != 0 {
         return;
     }
-    record_word(record, RECORD_DEST).store(cache, Ordering::Release);
     let stub = record_word(record, RECORD_STUB).load(Ordering::Acquire);
     let key_at = record_word(record, RECORD_KEY_AT).load(Ordering::Acquire);
     // SAFETY: the literal word of a stub made by `Arena::stub`.

@@ -157,7 +157,7 @@ pub fn lookup_indirect(pc: u64, record: Option<u64>) -> Result<u64, String> {
     t.ibl.insert(pc, at);
     if let Some(r) = record {
         let incoming = &mut t.incoming;
-        cache::fill_record(r, pc, at, |stub| incoming.link(stub, at));
+        cache::fill_record(r, pc, |stub| incoming.link(stub, at));
     }
     Ok(at)
 }
@@ -654,18 +654,30 @@ mod tests {
             for carry in [false, true] {
                 let record = f.a.record().expect("room");
                 let site = f.branch(carry, record, count);
-                cache::fill_record(record, 0x1000, cached, |stub| link(stub, cached));
+                cache::fill_record(record, 0x1000, |stub| link(stub, cached));
                 // Set once: a later target does not replace the first.
-                cache::fill_record(record, 0x3000, first, |_| panic!("linked twice"));
-                // SAFETY: the record's four words.
-                let words = unsafe { std::slice::from_raw_parts(record as *const u64, 4) };
-                assert_eq!(words[..2], [0x1000u64.wrapping_neg(), cached]);
+                cache::fill_record(record, 0x3000, |_| panic!("linked twice"));
+                // SAFETY: the record's three words.
+                let words = unsafe { std::slice::from_raw_parts(record as *const u64, 3) };
+                let [key, stub, key_at] = [
+                    words[cache::RECORD_KEY],
+                    words[cache::RECORD_STUB],
+                    words[cache::RECORD_KEY_AT],
+                ];
+                assert_eq!(key, 0x1000u64.wrapping_neg());
                 // SAFETY: the key's immediate, in the placed block.
-                let key = unsafe { *(words[3] as *const u64) };
-                assert_eq!((words[3] % 8, key), (0, 0x1000u64.wrapping_neg()));
+                let imm = unsafe { *(key_at as *const u64) };
+                assert_eq!((key_at % 8, imm), (0, 0x1000u64.wrapping_neg()));
+                // SAFETY: the literal word of the record's stub.
+                let literal = unsafe { &*cache::stub_literal(stub) };
+                assert_eq!(
+                    literal.load(Ordering::Relaxed),
+                    cached,
+                    "the stub's literal"
+                );
                 // The hit's jump goes straight to the block, not its stub.
                 // SAFETY: the site word of the record's stub.
-                let rel32_at = unsafe { &*cache::stub_site(words[2]) }.load(Ordering::Relaxed);
+                let rel32_at = unsafe { &*cache::stub_site(stub) }.load(Ordering::Relaxed);
                 // SAFETY: the rel32 of the linked jump, in the placed block.
                 let rel = unsafe { *(rel32_at as *const i32) };
                 assert_eq!(
@@ -675,9 +687,9 @@ mod tests {
                 // Unlinked (its block invalidated), the stub leads the
                 // dispatcher to the code now at the branch's target.
                 // SAFETY: the exit of the record's stub, set once.
-                let exit = unsafe { &*cache::stub_desc(words[2]) };
+                let exit = unsafe { &*cache::stub_desc(stub) };
                 assert!(
-                    matches!(exit, Exit::Direct { target: 0x1000, stub } if *stub == words[2]),
+                    matches!(exit, Exit::Direct { target: 0x1000, stub: s } if *s == stub),
                     "{exit:?}"
                 );
                 let c = u32::from(carry);
