@@ -146,51 +146,22 @@ pub fn decode_one(bytes: &[u8], ip: u64) -> Option<iced_x86::Instruction> {
 }
 
 /// Classifies decoded instructions, reusing one iced-x86
-/// `InstructionInfoFactory` (its buffers) across calls, and remembering
-/// what it found for each instruction form ([`Classifier::classify_cached`]).
+/// `InstructionInfoFactory` (its buffers) across calls.
 pub struct Classifier {
     factory: iced_x86::InstructionInfoFactory,
-    seen: rustc_hash::FxHashMap<iced_x86::Instruction, InsnInfo>,
 }
 
 impl Default for Classifier {
     fn default() -> Self {
         Classifier {
             factory: iced_x86::InstructionInfoFactory::new(),
-            seen: Default::default(),
         }
     }
 }
 
-/// Instruction forms [`Classifier::classify_cached`] remembers at most (then
-/// it starts again: some 10 MB).
-const SEEN_MAX: usize = 1 << 16;
-
 impl Classifier {
     pub fn new() -> Classifier {
         Classifier::default()
-    }
-
-    /// [`Classifier::classify`], remembered by the decoded instruction with
-    /// its displacement set aside (a near branch's target is one too; iced's
-    /// equality already sets aside its address and length). What an
-    /// instruction counts follows from its form (opcode, operands, prefixes,
-    /// an imm8 such as DPPS's mask), not from where it is or which address
-    /// its operand names, and compiled code repeats forms that differ only
-    /// there (`mov rax, [rbp-8]`, `[rbp-16]`): a look-up replaces iced's
-    /// work on the operands' accesses.
-    pub fn classify_cached(&mut self, insn: &iced_x86::Instruction) -> InsnInfo {
-        let mut form = *insn;
-        form.set_memory_displacement64(0);
-        if let Some(info) = self.seen.get(&form) {
-            return info.clone();
-        }
-        let info = self.classify(insn);
-        if self.seen.len() >= SEEN_MAX {
-            self.seen.clear();
-        }
-        self.seen.insert(form, info.clone());
-        info
     }
 
     /// Classifies one decoded instruction.

@@ -314,7 +314,7 @@ pub fn decode(
                 return done(insns, raws, End::Ssc { kind, next: at }, None);
             }
             let next = insn.next_ip();
-            let info = classifier.classify_cached(&insn);
+            let info = classifier.classify(&insn);
             let disp_at = insn
                 .is_ip_rel_memory_operand()
                 .then(|| d.get_constant_offsets(&insn).displacement_offset());

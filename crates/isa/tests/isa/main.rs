@@ -4,8 +4,6 @@
 mod asm;
 // Every floating-point iced Code is classified or declared not a FLOP.
 mod completeness;
-// Classification remembered by instruction form: the same as afresh.
-mod cached;
 // Exact FLOP, lanes, precision and masks per instruction family.
 mod flop;
 // Every Code built generically, checked against iced's op-code metadata.
