@@ -27,19 +27,28 @@ pub use flopscope_model::vocab::HIDE_CPU_FEATURES_ENV as HIDE_ENV;
 /// The first feature `insn` needs that this processor lacks (or that
 /// `FLOPSCOPE_HIDE_CPU_FEATURES` hides), as iced-x86 names it.
 pub fn missing(insn: &Instruction) -> Option<F> {
-    let absent = absent();
-    insn.cpuid_features()
-        .iter()
-        .copied()
-        .find(|f| absent[*f as usize])
+    insn.cpuid_features().iter().copied().find(|f| absent(*f))
 }
 
-/// Whether each feature (by its number) is absent or hidden: worked out
-/// once, at the first translation, rather than for every instruction
-/// translated (a feature hidden is found by its name).
-fn absent() -> &'static [bool] {
-    static ABSENT: OnceLock<Vec<bool>> = OnceLock::new();
-    ABSENT.get_or_init(|| F::values().map(|f| present(f) == Some(false)).collect())
+/// Whether `f` is absent or hidden: worked out the first time an
+/// instruction needs it, then read (`present` finds a hidden feature by
+/// its name, which every instruction translated would pay for).
+fn absent(f: F) -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    const UNKNOWN: u8 = 0;
+    const PRESENT: u8 = 1;
+    const ABSENT: u8 = 2;
+    static KNOWN: [AtomicU8; 256] = [const { AtomicU8::new(UNKNOWN) }; 256];
+    let known = &KNOWN[f as usize];
+    match known.load(Ordering::Relaxed) {
+        PRESENT => false,
+        ABSENT => true,
+        _ => {
+            let absent = present(f) == Some(false);
+            known.store(if absent { ABSENT } else { PRESENT }, Ordering::Relaxed);
+            absent
+        }
+    }
 }
 
 /// Whether the processor has `f`: `None` for features this module does not
