@@ -62,9 +62,10 @@ const NO_DATA_ACCESS: &[Mnemonic] = &[
 
 /// Instructions with neither a memory operand nor a stack access that still
 /// touch memory, as iced's `used_memory()` lists them: the classifier asks
-/// iced for these (a `match`: looked at for half of all instructions). Complete for every register form of every encoding
+/// iced for these. Complete for every register form of every encoding
 /// (tests/isa/memory.rs decodes them all and holds [`touches_no_memory`]
-/// to iced).
+/// to iced). A `match`, not a list searched: every instruction without a
+/// memory operand is looked up.
 fn implicit_memory(m: Mnemonic) -> bool {
     matches!(
         m,

@@ -348,9 +348,9 @@ pub fn set_site(stub: u64, site: u64) {
 /// target negated, zero until the branch's first execution; the exit stub
 /// of the branch's one-target cache (its literal and its linked jump hold
 /// the target's block); the address of its key ([`Code::key`]).
-pub const RECORD_KEY: usize = 0;
-pub const RECORD_STUB: usize = 1;
-pub const RECORD_KEY_AT: usize = 2;
+pub(crate) const RECORD_KEY: usize = 0;
+pub(crate) const RECORD_STUB: usize = 1;
+pub(crate) const RECORD_KEY_AT: usize = 2;
 
 fn record_word(record: u64, i: usize) -> &'static AtomicU64 {
     // SAFETY: a record made by `Arena::record`: three aligned words.
@@ -421,12 +421,11 @@ pub fn set_key(record: u64, key_at: u64) {
 /// Sets an indirect branch's record (see [`indirect_site`]) to `pc` unless
 /// it is set already: its exit stub gets `pc` for its target and is linked
 /// to `pc`'s block (by `link`, the translator's, which lists links to code
-/// that may change), then its key is set, then
-/// the record's own word. Under the translator's lock. A thread that sees
-/// the new key jumps to the stub, or to the block once the branch is
-/// re-aimed: both lead there. Set once, never changed. A block invalidated
-/// since is unlinked from the stub, which then leads to the dispatcher
-/// and the code now at `pc`.
+/// that may change), then its key is set, then the record's own word.
+/// Under the translator's lock. A thread that sees the new key jumps to the
+/// stub, or to the block once the branch is re-aimed: both lead there. Set
+/// once, never changed. A block invalidated since is unlinked from the
+/// stub, which then leads to the dispatcher and the code now at `pc`.
 pub fn fill_record(record: u64, pc: u64, link: impl FnOnce(u64)) {
     let key = record_word(record, RECORD_KEY);
     if key.load(Ordering::Acquire) != 0 {
