@@ -217,6 +217,20 @@ pub fn one_kernel_mapping(a: u64, b: u64) -> bool {
         .any(|(lo, hi)| lo <= a && a < hi && lo <= b && b < hi)
 }
 
+/// Where the program goes on: the cache address `translated`, or, where
+/// translating `target` failed because running there faults
+/// ([`faults_when_run`]), `target` itself, for the processor to raise the
+/// fault the program gets natively (a call through a null pointer, a
+/// return to a smashed address, a handler's return there: its own SIGSEGV
+/// handler runs, or the engine's, which writes the counts before the
+/// program dies of it). Else the translation's error.
+pub fn or_native_fault(
+    translated: Result<u64, String>,
+    target: Option<u64>,
+) -> Result<u64, String> {
+    translated.or_else(|e| target.filter(|t| faults_when_run(*t)).ok_or(e))
+}
+
 /// Whether running code at `addr` faults, by the kernel's mappings read
 /// now: none holds it (a non-canonical address included), or the one that
 /// does is not executable. Then the dispatcher sends the program there,

@@ -118,17 +118,9 @@ fn dispatch(ctx: &mut Context, exit: &Exit, mut masked: Option<u64>) -> u64 {
             translator::lookup_or_translate(*next)
         }
     };
-    let target = match r {
+    let target = match crate::codemap::or_native_fault(r, jump_target(exit)) {
         Ok(c) => c,
-        // A jump to where nothing is mapped or nothing may run (a call
-        // through a null pointer, a return to a smashed address): the
-        // program goes there and faults as it would natively, for its own
-        // SIGSEGV handler (a crash reporter, a `siglongjmp` out) or the
-        // engine's, which writes the counts before the program dies of it.
-        Err(e) => match jump_target(exit) {
-            Some(t) if crate::codemap::faults_when_run(t) => t,
-            _ => fatal(0, &e),
-        },
+        Err(e) => fatal(0, &e),
     };
     match masked {
         // Leave with the program's mask restored outside the dispatcher.

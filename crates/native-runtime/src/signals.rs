@@ -533,13 +533,7 @@ pub fn back_to_cache(uc: u64) -> Result<(), String> {
     let target = if at.pc == now && translator::still_current(at.orig, at.cache) {
         cache
     } else {
-        match translator::resume_elsewhere(&at, now) {
-            Ok(t) => t,
-            // Where nothing may run: the fault the program gets natively
-            // (dispatch.rs, on a jump there).
-            Err(_) if crate::codemap::faults_when_run(now) => now,
-            Err(e) => return Err(e),
-        }
+        crate::codemap::or_native_fault(translator::resume_elsewhere(&at, now), Some(now))?
     };
     // SAFETY: as above.
     unsafe { *pc = target };
