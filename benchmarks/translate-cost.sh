@@ -9,7 +9,8 @@
 # The first block includes building the decoder's tables, paid once per
 # counted process; the others are the per-block cost, paid once per block a
 # program executes (a C kernel runs about 300 before main returns, Python
-# 35,000). Machine noise is large here: compare minimums. Where valgrind is
+# 35,000). Machine noise is large here: compare minimums, or the median of
+# the rounds' ratios (each round runs both builds back to back). Where valgrind is
 # installed, each build is also run once under callgrind, which counts the
 # instructions executed while translating: the same on every run, so a
 # change of a few percent shows there when the times cannot show it.
@@ -73,6 +74,10 @@ print(f"{'build':<34} {'first block (ms)':<20} {'each other block (ns)':<22}")
 for b, n in zip(bins, names):
     f, o = sorted(runs[b][0]), sorted(runs[b][1])
     print(f"{n:<34} {f[0]:.3f} {f[len(f) // 2]:.3f}          {o[0]} {o[len(o) // 2]}")
+# Each round's two runs side by side: the host's drift cancels in their ratio.
+pairs = sorted(w / b for b, w in zip(runs[bins[0]][1], runs[bins[1]][1]))
+print(f"each other block, working tree / baseline: median of the {len(pairs)} rounds' ratios "
+      f"{pairs[len(pairs) // 2]:.3f} (quartiles {pairs[len(pairs) // 4]:.3f} and {pairs[3 * len(pairs) // 4]:.3f})")
 if shutil.which("valgrind"):
     print("# instructions executed translating (callgrind, inside lookup_or_translate), per block")
     per = []
