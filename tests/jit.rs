@@ -484,6 +484,30 @@ fn sbcl_code_compiled_into_its_core_is_counted_and_named_by_page() {
     }
 }
 
+/// Racket (Chez Scheme underneath) runs machine code it compiled into
+/// pages of its heap that also take its boot files' bytes, read with
+/// `read` into them: under the native engine, which keeps pages of code
+/// that ran read-only to see them rewritten, those reads failed with
+/// EFAULT and Racket stopped at start-up ("error reading from ~a",
+/// SIGABRT). It now runs, and its region counts the closed form under
+/// both engines. (The whole program's counts differ by a few FLOP from
+/// run to run of Racket itself, so only the region is compared.)
+#[test]
+fn racket_reads_its_boot_files_into_pages_of_code_and_is_counted() {
+    let n = 100_000u64;
+    let args = [
+        script("recurrence.rkt"),
+        libmarks().display().to_string(),
+        n.to_string(),
+    ];
+    let (e, native, stdout) = both_engines("/usr/bin/racket", &args, &["loop"]);
+    assert_eq!(stdout, "2.0\n");
+    for r in [&e, &native] {
+        expect_recurrence(r, "loop", n);
+        assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+    }
+}
+
 /// QEMU's user mode, a JIT itself (it translates its guest's code into a
 /// buffer of its own and rewrites the jumps between translations; it
 /// write-protects the guest's pages of code and, from its SIGSEGV handler,

@@ -2260,6 +2260,52 @@ fn code_written_rewritten_and_remapped_at_run_time_is_counted_as_it_runs() {
     f.assert_none();
 }
 
+/// System calls writing into a page of code that ran (read, pread64, readv,
+/// fstat, a read starting on the page before, a pipe's read, clock_gettime):
+/// the engine keeps such a page read-only to see code rewritten, and the
+/// kernel's writes there failed with EFAULT (Racket stopped reading its
+/// boot files). Each must return what it does natively, and the code there
+/// must still be counted: both engines the same, 8N adds.
+#[test]
+fn system_calls_writing_into_a_page_of_code_return_as_natively() {
+    let exe = build("native/kernel_writes.c", &["-O2"]);
+    let n = 1000u64;
+    let args = [n.to_string()];
+    let e = Expect::new()
+        .insn("fp64", 64, 1, "add", 8 * n, 1)
+        .op("add", 8 * n);
+    let mut f = Failures::default();
+    let mut reports = Vec::new();
+    for engine in ["emulate", "native"] {
+        let run = count_with(engine, &exe, &args, &[]);
+        assert_eq!(
+            run.code, 0,
+            "{engine}: exit {} (10 + the call that failed), {}",
+            run.code, run.stderr
+        );
+        let r = run.report.expect("a report");
+        assert_eq!(r.0["complete"], true, "{engine}: {:?}", r.warnings());
+        assert!(r.warnings().is_empty(), "{engine}: {:?}", r.warnings());
+        f.expect(&format!("kernel_writes {n} under {engine}"), &r, &e);
+        reports.push(r);
+    }
+    let differ: Vec<&str> = FLOP_KEYS
+        .into_iter()
+        .filter(|k| reports[0].0[k] != reports[1].0[k])
+        .collect();
+    assert!(differ.is_empty(), "emulate and native differ in {differ:?}");
+    // One page given back before each of the seven calls (readv's second
+    // vector finds it given back already), none for the program's own
+    // writes: the page is writable again when it restores its code.
+    let caught = "7 writes to pages of translated code caught";
+    assert!(
+        reports[1].0["notes"].to_string().contains(caught),
+        "{}",
+        reports[1].0["notes"]
+    );
+    f.assert_none();
+}
+
 #[test]
 fn a_program_changing_its_environment_while_threads_enter_the_runtime_runs_on() {
     let exe = build("native/setenv_threads.c", &["-O2", "-pthread"]);

@@ -152,6 +152,10 @@ pub struct Code {
     next_label: u32,
     /// [`Code::mark`] records marks (the counted run is sampled).
     pub marking: bool,
+    /// A label whose address [`layout_marked`] reports
+    /// ([`Patches::resume`]): a system call's copy, where the dispatcher
+    /// may send the program back.
+    pub resume: Option<u32>,
 }
 
 /// A [`Piece::Key`]'s immediate until its branch's first execution: no
@@ -170,6 +174,7 @@ impl Code {
             pieces: Vec::with_capacity(8),
             next_label: 0,
             marking: false,
+            resume: None,
         }
     }
 
@@ -181,6 +186,7 @@ impl Code {
         self.pieces.clear();
         self.next_label = 0;
         self.marking = false;
+        self.resume = None;
         self
     }
 
@@ -444,6 +450,8 @@ pub struct Patches {
     pub links: Vec<(u64, u32)>,
     /// Each [`Piece::Key`]: (its record, the offset of its immediate).
     pub keys: Vec<(u64, u32)>,
+    /// The offset of [`Code::resume`]'s label.
+    pub resume: Option<u32>,
 }
 
 /// [`layout_into`], and the marks, links and keys in `patches`, in order.
@@ -453,7 +461,12 @@ pub fn layout_marked(
     out: &mut Vec<u8>,
     patches: &mut Patches,
 ) -> Result<(), String> {
-    let Patches { marks, links, keys } = patches;
+    let Patches {
+        marks,
+        links,
+        keys,
+        resume,
+    } = patches;
     marks.clear();
     links.clear();
     keys.clear();
@@ -520,6 +533,14 @@ pub fn layout_marked(
             far_more.contains(&i)
         }
     };
+    *resume = code.resume.map(|l| {
+        let l = l as usize;
+        (if l < labels.len() {
+            labels[l]
+        } else {
+            more_labels[l]
+        }) as u32
+    });
     let resolve = |t: &Target| -> u64 {
         match t {
             Target::Abs(a) | Target::Stub(a) => *a,

@@ -76,31 +76,36 @@ fn dispatch(ctx: &mut Context, exit: &Exit, mut masked: Option<u64>) -> u64 {
             translator::lookup_indirect(gs_word(header::IBL_TARGET), Some(gs_word(header::JUMP)))
         }
         Exit::Alone { pc } => translator::run_alone(*pc),
-        Exit::Syscall { next } => match static_syscall(ctx) {
-            Some(ret) => {
-                ctx.rax = ret as u64;
-                ctx.rcx = *next;
-                ctx.r11 = ctx.rflags;
-                translator::lookup_or_translate(*next)
+        Exit::Syscall { next, native } => {
+            match crate::kernel_writes::before_syscall(ctx, *native) {
+                Some(at) => Ok(at),
+                None => match static_syscall(ctx) {
+                    Some(ret) => {
+                        ctx.rax = ret as u64;
+                        ctx.rcx = *next;
+                        ctx.r11 = ctx.rflags;
+                        translator::lookup_or_translate(*next)
+                    }
+                    None => {
+                        let nr = ctx.rax as i64;
+                        let env = crate::exec_env::add_engine_env(ctx);
+                        let in_host = loader::exec_in_host(ctx);
+                        let fork_tls = hostfs::fork_tls(ctx);
+                        let r = syscalls::handle(ctx, *next, &mut masked);
+                        if let Some(exec) = in_host {
+                            exec.restore(ctx);
+                        }
+                        if let Some(env) = env {
+                            env.restore(ctx, nr);
+                        }
+                        if let Some(tls) = fork_tls {
+                            hostfs::forked_with_tls(ctx, tls);
+                        }
+                        r
+                    }
+                },
             }
-            None => {
-                let nr = ctx.rax as i64;
-                let env = crate::exec_env::add_engine_env(ctx);
-                let in_host = loader::exec_in_host(ctx);
-                let fork_tls = hostfs::fork_tls(ctx);
-                let r = syscalls::handle(ctx, *next, &mut masked);
-                if let Some(exec) = in_host {
-                    exec.restore(ctx);
-                }
-                if let Some(env) = env {
-                    env.restore(ctx, nr);
-                }
-                if let Some(tls) = fork_tls {
-                    hostfs::forked_with_tls(ctx, tls);
-                }
-                r
-            }
-        },
+        }
         Exit::Cpuid { next } => {
             crate::cpu::answer_cpuid(ctx);
             translator::lookup_or_translate(*next)

@@ -42,6 +42,7 @@ pub mod exec_env;
 pub mod fork;
 pub mod header;
 pub mod hostfs;
+pub mod kernel_writes;
 pub mod loader;
 pub mod out;
 pub mod region_times;

@@ -40,8 +40,10 @@ pub enum Exit {
     /// An indirect branch's first execution: its record (cache.rs,
     /// `indirect_site`) at gs:[JUMP], the target at gs:[IBL_TARGET].
     IblFill,
-    /// A `syscall` instruction; the program continues at `next`.
-    Syscall { next: u64 },
+    /// A `syscall` instruction; the program continues at `next`. `native`:
+    /// the cache address of the instruction's copy in its block, where a
+    /// call the dispatcher only checks runs (kernel_writes.rs); 0 if none.
+    Syscall { next: u64, native: u64 },
     /// A `cpuid` the dispatcher answers without the hidden features' bits
     /// (cpu.rs, `answer_cpuid`); the program continues at `next`.
     Cpuid { next: u64 },
@@ -571,6 +573,9 @@ pub struct Built {
     pub uncounted_state: bool,
     /// What the block holds, for attribution.
     pub profile: BlockProfile,
+    /// The exit descriptor of a block ending in a system call, whose
+    /// `native` address is set once the block is placed.
+    pub syscall_exit: Option<u64>,
 }
 
 /// Copies the program's instruction `i` of the block into `code`.
@@ -776,6 +781,7 @@ pub fn build(
         partial: Vec::new(),
     };
     let mut uncounted_state = false;
+    let mut syscall_exit = None;
     if dec.writable {
         // Code that may be rewritten: its translation may be invalidated
         // while other threads run it, by a 5-byte jump written over its
@@ -900,6 +906,7 @@ pub fn build(
             block_slot,
             uncounted_state,
             profile,
+            syscall_exit,
         });
     }
     body.emit(
@@ -976,11 +983,15 @@ pub fn build(
             // Ordinary system calls run here; those the engine must see
             // (syscalls::SPECIAL) exit to the dispatcher.
             let special = code.syscall_check(routines.specials);
+            let native = code.label();
+            code.place(native);
+            code.resume = Some(native);
             copy(dec, dec.insns.len() - 1, &mut code);
             code.jmp(target(resolver, next)?);
             code.place(special);
             code.syscall_restore();
-            let d = resolver.exit_desc(Exit::Syscall { next });
+            let d = resolver.exit_desc(Exit::Syscall { next, native: 0 });
+            syscall_exit = Some(d);
             code.exit(d, routines.enter);
         }
         End::Cpuid { next } => {
@@ -1003,6 +1014,7 @@ pub fn build(
         block_slot,
         uncounted_state,
         profile,
+        syscall_exit,
     })
 }
 

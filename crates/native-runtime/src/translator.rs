@@ -130,6 +130,17 @@ pub fn resume_elsewhere(at: &crate::cachemap::AtMark, pc: u64) -> Result<u64, St
 
 /// The cache address of the instruction at `pc` translated alone (the
 /// dispatcher's [`Exit::Alone`]).
+/// The kernel is about to write `(start, length)` ranges of the
+/// program's memory (kernel_writes.rs): their protected pages are given
+/// back, their translations invalidated.
+pub fn kernel_writes(ranges: &[(u64, u64)]) {
+    if let Some(t) = lock().as_mut() {
+        for &(at, len) in ranges {
+            t.kernel_write(at, at.saturating_add(len));
+        }
+    }
+}
+
 pub fn run_alone(pc: u64) -> Result<u64, String> {
     let mut g = lock();
     let t = g.as_mut().ok_or("the translator is not set up")?;
@@ -343,6 +354,13 @@ impl Translator {
             &mut self.patches,
         )?;
         debug_assert_eq!(at, start);
+        if let (Some(d), Some(off)) = (built.syscall_exit, self.patches.resume) {
+            // SAFETY: the descriptor was made for this block and is not
+            // shared until the block is returned.
+            if let Exit::Syscall { native, .. } = unsafe { &mut *(d as *mut Exit) } {
+                *native = at + u64::from(off);
+            }
+        }
         if crate::dispatch::debug() {
             let padded = at - arena_next_before;
             crate::stats::add_code(dec.program_bytes(), self.placed.len() as u64 + padded);

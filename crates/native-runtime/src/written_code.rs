@@ -125,7 +125,7 @@ impl Translator {
             if known == Some(true) {
                 continue;
             }
-            if on_a_stack(p) || !protect(p) {
+            if on_a_stack(p) || !self.protect(p) {
                 self.generated_code_pc.get_or_insert(pc);
                 continue;
             }
@@ -156,6 +156,7 @@ impl Translator {
             }
             return;
         }
+        crate::kernel_writes::route(&self.arenas);
         if mprotect(q, prot & !libc::PROT_WRITE) {
             self.watch.aliases.insert(q, (vec![code], prot));
         } else {
@@ -267,6 +268,29 @@ impl Translator {
         Some(stub)
     }
 
+    /// Makes page `p` read-only, the kernel's writes to it checked first.
+    fn protect(&self, p: u64) -> bool {
+        crate::kernel_writes::route(&self.arenas);
+        mprotect(p, libc::PROT_READ | libc::PROT_EXEC)
+    }
+
+    /// The kernel will write `lo..hi` for the program: the pages of it the
+    /// engine protected are given back as if the program wrote them.
+    pub fn kernel_write(&mut self, lo: u64, hi: u64) {
+        let lo = lo & !(PAGE - 1);
+        let mut pages: Vec<u64> = self
+            .watch
+            .protected
+            .range(lo..hi)
+            .filter(|(_, on)| **on)
+            .map(|(p, _)| *p)
+            .collect();
+        pages.extend(self.watch.aliases.range(lo..hi).map(|(q, _)| *q));
+        for p in pages {
+            self.write_fault(p);
+        }
+    }
+
     /// A write faulted at `addr`: true when it hit a page the engine
     /// protected (now writable again, its blocks invalidated: the write
     /// may run again), false when the fault is the program's own.
@@ -308,10 +332,6 @@ fn on_a_stack(p: u64) -> bool {
         // patches to that code went unseen.
         && crate::codemap::one_kernel_mapping(rsp, p);
     near || crate::codemap::mapping_of(p).is_some_and(|m| m.stack)
-}
-
-fn protect(p: u64) -> bool {
-    mprotect(p, libc::PROT_READ | libc::PROT_EXEC)
 }
 
 fn unprotect(p: u64) -> bool {
