@@ -160,8 +160,14 @@ pub fn after_fork() {
     let pid = crate::sys::getpid();
     let path = PATH.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let slots = translator::lock()
-        .as_ref()
-        .map(|t| t.slots.descs.len())
+        .as_mut()
+        .map(|t| {
+            // The child's note of code written counts its own writes: the
+            // parent's are in the parent's file.
+            t.watch.faults = 0;
+            t.watch.invalidated = 0;
+            t.slots.descs.len()
+        })
         .unwrap_or(0);
     thread::reset_after_fork(thread::current(), slots);
     crate::region_times::after_fork();

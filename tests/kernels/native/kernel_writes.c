@@ -12,7 +12,10 @@
  *                                 7. clock_gettime, as a system call
  *
  * Each call must do natively what it does under any engine: return the
- * whole count, the same bytes as a read into an ordinary buffer.
+ * whole count, the same bytes as a read into an ordinary buffer. Then
+ * (8) a read into the page from an empty pipe is interrupted by a timer's
+ * signal: EINTR with a handler without SA_RESTART; with SA_RESTART, the
+ * handler runs and the read goes on until a child writes a byte.
  *
  *   usage: kernel_writes N      build: -O2
  *   exit status: 0, or 10 + the number of the call that went wrong
@@ -21,7 +24,10 @@
  */
 #define _GNU_SOURCE
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -35,6 +41,37 @@ typedef double (*fn)(double, double);
 static const unsigned char ADDSD[] = {0xf2, 0x0f, 0x58, 0xc1, 0xc3};
 
 static volatile double acc;
+
+static volatile int alarms;
+
+static void on_alarm(int sig) {
+    (void)sig;
+    alarms++;
+}
+
+/* A read into `buf` from an empty pipe, interrupted 50 ms in. */
+static ssize_t interrupted_read(int flags, unsigned char *buf, int *err) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = flags;
+    if (sigaction(SIGALRM, &sa, NULL)) return -2;
+    int p[2];
+    if (pipe(p)) return -2;
+    if (flags & SA_RESTART) {
+        pid_t child = fork();
+        if (child < 0) return -2;
+        if (child == 0) {
+            usleep(300000);
+            _exit(write(p[1], "x", 1) != 1);
+        }
+    }
+    struct itimerval t = {{0, 0}, {0, 50000}};
+    if (setitimer(ITIMER_REAL, &t, NULL)) return -2;
+    ssize_t r = read(p[0], buf, 16);
+    *err = errno;
+    return r;
+}
 
 static void run(fn f, long n) {
     for (long i = 0; i < n; i++) acc = f(acc, 1.0);
@@ -86,5 +123,10 @@ int main(int argc, char **argv) {
     struct timespec *ts = (struct timespec *)(page + 4000);
     if (syscall(SYS_clock_gettime, CLOCK_MONOTONIC, ts) != 0 || ts->tv_sec == 0) return 17;
     run(f, n);
+
+    int err = 0;
+    if (interrupted_read(0, page + 2048, &err) != -1 || err != EINTR || alarms != 1) return 18;
+    if (interrupted_read(SA_RESTART, page + 2048, &err) != 1 || page[2048] != 'x' || alarms != 2)
+        return 18;
     return 0;
 }
