@@ -31,11 +31,17 @@ use crate::asm::Context;
 use crate::cache::Arena;
 use crate::sys::read_self;
 use crate::syscalls::SPECIAL;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 /// Set once the engine protects a first page (never cleared: pages may be
 /// protected again at any time).
 static ON: AtomicBool = AtomicBool::new(false);
+
+/// The lowest and highest page the engine ever protected: memory outside
+/// them needs no look-up under the translator's lock (a JIT's buffers
+/// are often far from its code).
+static LOWEST: AtomicU64 = AtomicU64::new(u64::MAX);
+static HIGHEST: AtomicU64 = AtomicU64::new(0);
 
 /// At a system call's number: 1 for those sent to the dispatcher only for
 /// this check (they then run in the cache).
@@ -110,11 +116,13 @@ const WRITERS: [i64; 64] = [
     libc::SYS_fcntl,
 ];
 
-/// From now on, the calls of [`WRITERS`] go to the dispatcher, in the
-/// blocks of `arenas` and of arenas made later. Called under the
-/// translator's lock before the engine protects a page (a call that
-/// passed its block's check a moment before still runs unchecked).
-pub fn route(arenas: &[Arena]) {
+/// The engine is about to protect page `p` (under the translator's
+/// lock): from now on, the calls of [`WRITERS`] go to the dispatcher, in
+/// the blocks of `arenas` and of arenas made later (a call that passed
+/// its block's check a moment before still runs unchecked).
+pub fn route(arenas: &[Arena], p: u64) {
+    LOWEST.fetch_min(p, Ordering::AcqRel);
+    HIGHEST.fetch_max(p, Ordering::AcqRel);
     if ON.swap(true, Ordering::AcqRel) {
         return;
     }
@@ -150,6 +158,11 @@ pub fn before_syscall(ctx: &Context, native: u64) -> Option<u64> {
     let a = [ctx.rdi, ctx.rsi, ctx.rdx, ctx.r10, ctx.r8, ctx.r9];
     let mut out = Vec::new();
     written(nr, a, &mut out);
+    let (lo, hi) = (
+        LOWEST.load(Ordering::Acquire),
+        HIGHEST.load(Ordering::Acquire),
+    );
+    out.retain(|&(at, len)| at <= hi.saturating_add(4095) && at.saturating_add(len) > lo);
     if !out.is_empty() {
         crate::translator::kernel_writes(&out);
     }

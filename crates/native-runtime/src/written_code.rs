@@ -156,7 +156,7 @@ impl Translator {
             }
             return;
         }
-        crate::kernel_writes::route(&self.arenas);
+        crate::kernel_writes::route(&self.arenas, q);
         if mprotect(q, prot & !libc::PROT_WRITE) {
             self.watch.aliases.insert(q, (vec![code], prot));
         } else {
@@ -270,7 +270,7 @@ impl Translator {
 
     /// Makes page `p` read-only, the kernel's writes to it checked first.
     fn protect(&self, p: u64) -> bool {
-        crate::kernel_writes::route(&self.arenas);
+        crate::kernel_writes::route(&self.arenas, p);
         mprotect(p, libc::PROT_READ | libc::PROT_EXEC)
     }
 
