@@ -2265,18 +2265,21 @@ fn code_written_rewritten_and_remapped_at_run_time_is_counted_as_it_runs() {
 /// the engine keeps such a page read-only to see code rewritten, and the
 /// kernel's writes there failed with EFAULT (Racket stopped reading its
 /// boot files). Each must return what it does natively, and the code there
-/// must still be counted: both engines the same, 8N adds. Such calls now
+/// must still be counted: both engines the same, 9N adds. Such calls now
 /// pass through the dispatcher and run in the cache: a read interrupted by
 /// a signal must end with EINTR, or go on after the handler with
-/// SA_RESTART, as natively.
+/// SA_RESTART, as natively. Last, a read writes new code over the
+/// function, which must run as written: N multiplies.
 #[test]
 fn system_calls_writing_into_a_page_of_code_return_as_natively() {
     let exe = build("native/kernel_writes.c", &["-O2"]);
     let n = 1000u64;
     let args = [n.to_string()];
     let e = Expect::new()
-        .insn("fp64", 64, 1, "add", 8 * n, 1)
-        .op("add", 8 * n);
+        .insn("fp64", 64, 1, "add", 9 * n, 1)
+        .insn("fp64", 64, 1, "mul", n, 1)
+        .op("add", 9 * n)
+        .op("mul", n);
     let mut f = Failures::default();
     let mut reports = Vec::new();
     for engine in ["emulate", "native"] {
@@ -2297,11 +2300,12 @@ fn system_calls_writing_into_a_page_of_code_return_as_natively() {
         .filter(|k| reports[0].0[k] != reports[1].0[k])
         .collect();
     assert!(differ.is_empty(), "emulate and native differ in {differ:?}");
-    // One page given back before each of the seven calls and the first
-    // interrupted read (readv's second vector finds it given back already,
-    // and so does the second interrupted read), none for the program's
-    // own writes: the page is writable again when it restores its code.
-    let caught = "8 writes to pages of translated code caught";
+    // One page given back before each of the seven calls, the first
+    // interrupted read and the read of new code (readv's second vector
+    // finds it given back already, and so does the second interrupted
+    // read), none for the program's own writes: the page is writable
+    // again when it restores its code.
+    let caught = "9 writes to pages of translated code caught";
     assert!(
         reports[1].0["notes"].to_string().contains(caught),
         "{}",

@@ -15,12 +15,15 @@
  * whole count, the same bytes as a read into an ordinary buffer. Then
  * (8) a read into the page from an empty pipe is interrupted by a timer's
  * signal: EINTR with a handler without SA_RESTART; with SA_RESTART, the
- * handler runs and the read goes on until a child writes a byte.
+ * handler runs and the read goes on until a child writes a byte; the
+ * function is called N times again. Last (9), a read from a pipe writes
+ * new code over the function, `MULSD xmm0, xmm1; ret`, called N times:
+ * its translation must be of the new bytes.
  *
  *   usage: kernel_writes N      build: -O2
  *   exit status: 0, or 10 + the number of the call that went wrong
  *
- * In all (fp64): 8N FLOP add, and nothing else.
+ * In all (fp64): 9N FLOP add, N mul, and nothing else.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -39,6 +42,7 @@
 typedef double (*fn)(double, double);
 
 static const unsigned char ADDSD[] = {0xf2, 0x0f, 0x58, 0xc1, 0xc3};
+static const unsigned char MULSD[] = {0xf2, 0x0f, 0x59, 0xc1, 0xc3};
 
 static volatile double acc;
 
@@ -128,5 +132,11 @@ int main(int argc, char **argv) {
     if (interrupted_read(0, page + 2048, &err) != -1 || err != EINTR || alarms != 1) return 18;
     if (interrupted_read(SA_RESTART, page + 2048, &err) != 1 || page[2048] != 'x' || alarms != 2)
         return 18;
+    run(f, n);
+
+    int q[2];
+    if (pipe(q) || write(q[1], MULSD, sizeof MULSD) != sizeof MULSD) return 7;
+    if (read(q[0], page, sizeof MULSD) != sizeof MULSD) return 19;
+    run(f, n);
     return 0;
 }
