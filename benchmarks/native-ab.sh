@@ -16,6 +16,9 @@
 #   system calls (benchmarks/kernels/syscalls.c, -O2): 3M getppid calls;
 #   signal masks (benchmarks/kernels/sigmasks.c, -O2): 1M pairs of
 #   pthread_sigmask, block and restore;
+#   reads beside JIT code (benchmarks/kernels/reads_beside_code.c, -O2):
+#   1M one-byte reads after running code from a writable page, each sent
+#   through the dispatcher's check of the memory the kernel writes;
 #   code rewritten in a loop (benchmarks/kernels/rewrite.c, -O2): 20,000
 #   rounds of writing a small function and calling it, each a write fault
 #   and a translation, as a JIT compiler reusing a buffer;
@@ -64,6 +67,7 @@ gcc -O3 -mavx2 -mfma -fopenmp -o "$work/omp_triad" benchmarks/kernels/omp_triad.
 gcc -O2 -o "$work/calls" benchmarks/kernels/calls.c
 gcc -O2 -o "$work/syscalls" benchmarks/kernels/syscalls.c
 gcc -O2 -o "$work/sigmasks" benchmarks/kernels/sigmasks.c
+gcc -O2 -o "$work/reads" benchmarks/kernels/reads_beside_code.c
 gcc -O2 -o "$work/rewrite" benchmarks/kernels/rewrite.c
 rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' + uncommitted changes in crates/')"
 out=benchmarks/results/native-ab-$(date +%Y%m%d-%H%M%S).txt
@@ -90,6 +94,7 @@ PROGRAMS = [
     ("chained calls 8 x 50M", [f"{work}/calls", "50000000"]),
     ("system calls 3M getppid", [f"{work}/syscalls", "3000000"]),
     ("signal masks 1M pairs", [f"{work}/sigmasks", "1000000"]),
+    ("reads beside JIT code 1M", [f"{work}/reads", "1000000"]),
     ("code rewritten 20k times", [f"{work}/rewrite", "20000"]),
     ("/bin/true: a count's fixed cost", ["/bin/true"]),
 ]

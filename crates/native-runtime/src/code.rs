@@ -533,25 +533,19 @@ pub fn layout_marked(
             far_more.contains(&i)
         }
     };
-    *resume = code.resume.map(|l| {
+    let label_at = |l: u32| {
         let l = l as usize;
-        (if l < labels.len() {
+        if l < labels.len() {
             labels[l]
         } else {
             more_labels[l]
-        }) as u32
-    });
+        }
+    };
+    *resume = code.resume.map(|l| label_at(l) as u32);
     let resolve = |t: &Target| -> u64 {
         match t {
             Target::Abs(a) | Target::Stub(a) => *a,
-            Target::Label(l) => {
-                let l = *l as usize;
-                at + if l < labels.len() {
-                    labels[l]
-                } else {
-                    more_labels[l]
-                }
-            }
+            Target::Label(l) => at + label_at(*l),
         }
     };
     out.clear();

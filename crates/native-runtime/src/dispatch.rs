@@ -22,10 +22,13 @@ pub unsafe extern "C" fn fs_dispatch(
     // that come meanwhile (signals.rs, `defer`) instead of blocking them.
     // Else signals are blocked first, then a static program's fs switched
     // (hostfs.rs): the program's handlers never run with the host's.
-    let deferring = matches!(
-        exit,
-        Exit::Direct { .. } | Exit::IblMiss | Exit::IblFill | Exit::Alone { .. }
-    ) && !hostfs::on();
+    let deferring = match exit {
+        Exit::Direct { .. } | Exit::IblMiss | Exit::IblFill | Exit::Alone { .. } => true,
+        // A call the dispatcher only checks (kernel_writes.rs), which then
+        // runs in the cache, where a deferred signal lands before it.
+        Exit::Syscall { native, .. } => *native != 0 && crate::kernel_writes::routed(ctx.rax),
+        _ => false,
+    } && !hostfs::on();
     let masked = match exit {
         _ if deferring => {
             set_gs_word(header::DEFER, 1);
@@ -79,31 +82,7 @@ fn dispatch(ctx: &mut Context, exit: &Exit, mut masked: Option<u64>) -> u64 {
         Exit::Syscall { next, native } => {
             match crate::kernel_writes::before_syscall(ctx, *native) {
                 Some(at) => Ok(at),
-                None => match static_syscall(ctx) {
-                    Some(ret) => {
-                        ctx.rax = ret as u64;
-                        ctx.rcx = *next;
-                        ctx.r11 = ctx.rflags;
-                        translator::lookup_or_translate(*next)
-                    }
-                    None => {
-                        let nr = ctx.rax as i64;
-                        let env = crate::exec_env::add_engine_env(ctx);
-                        let in_host = loader::exec_in_host(ctx);
-                        let fork_tls = hostfs::fork_tls(ctx);
-                        let r = syscalls::handle(ctx, *next, &mut masked);
-                        if let Some(exec) = in_host {
-                            exec.restore(ctx);
-                        }
-                        if let Some(env) = env {
-                            env.restore(ctx, nr);
-                        }
-                        if let Some(tls) = fork_tls {
-                            hostfs::forked_with_tls(ctx, tls);
-                        }
-                        r
-                    }
-                },
+                None => syscall(ctx, *next, &mut masked),
             }
         }
         Exit::Cpuid { next } => {
@@ -136,6 +115,32 @@ fn dispatch(ctx: &mut Context, exit: &Exit, mut masked: Option<u64>) -> u64 {
         }
         None => target,
     }
+}
+
+/// The program's system call, performed by the dispatcher, and the cache
+/// address of `next`, where it goes on.
+fn syscall(ctx: &mut Context, next: u64, masked: &mut Option<u64>) -> Result<u64, String> {
+    if let Some(ret) = static_syscall(ctx) {
+        ctx.rax = ret as u64;
+        ctx.rcx = next;
+        ctx.r11 = ctx.rflags;
+        return translator::lookup_or_translate(next);
+    }
+    let nr = ctx.rax as i64;
+    let env = crate::exec_env::add_engine_env(ctx);
+    let in_host = loader::exec_in_host(ctx);
+    let fork_tls = hostfs::fork_tls(ctx);
+    let r = syscalls::handle(ctx, next, masked);
+    if let Some(exec) = in_host {
+        exec.restore(ctx);
+    }
+    if let Some(env) = env {
+        env.restore(ctx, nr);
+    }
+    if let Some(tls) = fork_tls {
+        hostfs::forked_with_tls(ctx, tls);
+    }
+    r
 }
 
 /// Where the program was going when it left the cache for `exit`: a

@@ -166,8 +166,15 @@ pub fn before_syscall(ctx: &Context, native: u64) -> Option<u64> {
     if !out.is_empty() {
         crate::translator::kernel_writes(&out);
     }
-    let routed = (0..512).contains(&nr) && ROUTED[nr as usize].load(Ordering::Relaxed) != 0;
-    (routed && native != 0).then_some(native)
+    (routed(ctx.rax) && native != 0).then_some(native)
+}
+
+/// Whether system call `nr` comes to the dispatcher only for this check:
+/// the dispatcher then defers the signals that come meanwhile, as while
+/// translating, rather than blocking them around it (two system calls
+/// more for each).
+pub fn routed(nr: u64) -> bool {
+    nr < 512 && ROUTED[nr as usize].load(Ordering::Relaxed) != 0
 }
 
 fn u32_at(at: u64) -> Option<u64> {

@@ -128,8 +128,6 @@ pub fn resume_elsewhere(at: &crate::cachemap::AtMark, pc: u64) -> Result<u64, St
     t.get(pc)
 }
 
-/// The cache address of the instruction at `pc` translated alone (the
-/// dispatcher's [`Exit::Alone`]).
 /// The kernel is about to write `(start, length)` ranges of the
 /// program's memory (kernel_writes.rs): their protected pages are given
 /// back, their translations invalidated.
@@ -141,6 +139,8 @@ pub fn kernel_writes(ranges: &[(u64, u64)]) {
     }
 }
 
+/// The cache address of the instruction at `pc` translated alone (the
+/// dispatcher's [`Exit::Alone`]).
 pub fn run_alone(pc: u64) -> Result<u64, String> {
     let mut g = lock();
     let t = g.as_mut().ok_or("the translator is not set up")?;
