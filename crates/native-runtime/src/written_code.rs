@@ -22,6 +22,9 @@
 //!   faults, and invalidates the code page it shows.
 //! - `mprotect` making code writable, `munmap`, `mmap` with MAP_FIXED and
 //!   `mremap` invalidate the blocks of their range (syscalls.rs).
+//! - The kernel's writes for the program (a `read` into a protected page)
+//!   do not fault, they fail: once a page is protected, the system calls
+//!   that write memory give its pages back first (kernel_writes.rs).
 //! - An invalidated block stays in the cache (threads may be running it)
 //!   with a jump to a fresh exit stub written over its start: whatever
 //!   reaches it (direct links from other blocks, an indirect branch's
@@ -47,8 +50,8 @@
 //!
 //! Not protected: the main thread's stack and the current thread's stack
 //! region (a nested function's trampoline, a Fortran internal procedure's:
-//! the kernel's own writes there, `read` into a buffer, would fail with
-//! EFAULT on a read-only page). Code run from there is reported as code
+//! the kernel writes a signal's frame there, which no system call
+//! announces). Code run from there is reported as code
 //! that may have changed unseen ([`Translator::generated_code_pc`]).
 
 use crate::dispatch::gs_word;
