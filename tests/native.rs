@@ -2232,14 +2232,37 @@ fn code_written_rewritten_and_remapped_at_run_time_is_counted_as_it_runs() {
         .op("div", n)
         .op("sub", n);
     let mut f = Failures::default();
+    let native = both_engines_exactly(&exe, &args, &format!("smc {n}"), &e, &mut f);
+    // Writes that hit protected code: the rewrite of phase 2 (1), and every
+    // data write of phase 4 but the first (the page is protected again by
+    // each call's translation): 1 + (n - 1). None elsewhere: W^X leaves
+    // code pages unwritable, and the other writes come before any run.
+    assert_writes_caught(&native, n);
+    f.assert_none();
+}
+
+/// Counts `exe args` under both engines: exit 0, complete, no warning,
+/// `e` met in each (failures into `f`), the same FLOP in all. Returns the
+/// native engine's report.
+fn both_engines_exactly(
+    exe: &Path,
+    args: &[String],
+    what: &str,
+    e: &Expect,
+    f: &mut Failures,
+) -> Report {
     let mut reports = Vec::new();
     for engine in ["emulate", "native"] {
-        let run = count_with(engine, &exe, &args, &[]);
-        assert_eq!(run.code, 0, "{engine}: {}", run.stderr);
+        let run = count_with(engine, exe, args, &[]);
+        assert_eq!(
+            run.code, 0,
+            "{what} under {engine}: exit {}, {}",
+            run.code, run.stderr
+        );
         let r = run.report.expect("a report");
         assert_eq!(r.0["complete"], true, "{engine}: {:?}", r.warnings());
         assert!(r.warnings().is_empty(), "{engine}: {:?}", r.warnings());
-        f.expect(&format!("smc {n} under {engine}"), &r, &e);
+        f.expect(&format!("{what} under {engine}"), &r, e);
         reports.push(r);
     }
     let differ: Vec<&str> = FLOP_KEYS
@@ -2247,17 +2270,18 @@ fn code_written_rewritten_and_remapped_at_run_time_is_counted_as_it_runs() {
         .filter(|k| reports[0].0[k] != reports[1].0[k])
         .collect();
     assert!(differ.is_empty(), "emulate and native differ in {differ:?}");
-    // Writes that hit protected code: the rewrite of phase 2 (1), and every
-    // data write of phase 4 but the first (the page is protected again by
-    // each call's translation): 1 + (n - 1). None elsewhere: W^X leaves
-    // code pages unwritable, and the other writes come before any run.
+    reports.remove(1)
+}
+
+/// The native report's note says `n` writes to pages of translated code
+/// were caught.
+fn assert_writes_caught(native: &Report, n: u64) {
     let caught = format!("{n} writes to pages of translated code caught");
     assert!(
-        reports[1].0["notes"].to_string().contains(&caught),
+        native.0["notes"].to_string().contains(&caught),
         "{}",
-        reports[1].0["notes"]
+        native.0["notes"]
     );
-    f.assert_none();
 }
 
 /// System calls writing into a page of code that ran (read, pread64, readv,
@@ -2281,36 +2305,14 @@ fn system_calls_writing_into_a_page_of_code_return_as_natively() {
         .op("add", 9 * n)
         .op("mul", n);
     let mut f = Failures::default();
-    let mut reports = Vec::new();
-    for engine in ["emulate", "native"] {
-        let run = count_with(engine, &exe, &args, &[]);
-        assert_eq!(
-            run.code, 0,
-            "{engine}: exit {} (10 + the call that failed), {}",
-            run.code, run.stderr
-        );
-        let r = run.report.expect("a report");
-        assert_eq!(r.0["complete"], true, "{engine}: {:?}", r.warnings());
-        assert!(r.warnings().is_empty(), "{engine}: {:?}", r.warnings());
-        f.expect(&format!("kernel_writes {n} under {engine}"), &r, &e);
-        reports.push(r);
-    }
-    let differ: Vec<&str> = FLOP_KEYS
-        .into_iter()
-        .filter(|k| reports[0].0[k] != reports[1].0[k])
-        .collect();
-    assert!(differ.is_empty(), "emulate and native differ in {differ:?}");
+    // Exit 10 + the number of the call that failed.
+    let native = both_engines_exactly(&exe, &args, &format!("kernel_writes {n}"), &e, &mut f);
     // One page given back before each of the seven calls, the first
     // interrupted read and the read of new code (readv's second vector
     // finds it given back already, and so does the second interrupted
     // read), none for the program's own writes: the page is writable
     // again when it restores its code.
-    let caught = "9 writes to pages of translated code caught";
-    assert!(
-        reports[1].0["notes"].to_string().contains(caught),
-        "{}",
-        reports[1].0["notes"]
-    );
+    assert_writes_caught(&native, 9);
     f.assert_none();
 }
 
