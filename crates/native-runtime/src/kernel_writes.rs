@@ -204,12 +204,17 @@ fn sized(out: &mut Vec<(u64, u64)>, at: u64, len_at: u64) {
     }
 }
 
-/// The buffers of `count` `struct iovec`s at `iov`.
+/// The buffers of `count` `struct iovec`s at `iov` (read at once; the
+/// kernel takes at most 1,024).
 fn iovecs(out: &mut Vec<(u64, u64)>, iov: u64, count: u64) {
-    for i in 0..count.min(1024) {
-        if let (Some(base), Some(len)) = (u64_at(iov + 16 * i), u64_at(iov + 16 * i + 8)) {
-            push(out, base, len);
-        }
+    if iov == 0 {
+        return;
+    }
+    let mut raw = vec![0u8; 16 * count.min(1024) as usize];
+    let n = read_self(iov, &mut raw) / 16;
+    for v in raw[..16 * n].chunks_exact(16) {
+        let word = |at: usize| u64::from_le_bytes(v[at..at + 8].try_into().expect("8 bytes"));
+        push(out, word(0), word(8));
     }
 }
 
