@@ -2293,7 +2293,8 @@ fn assert_writes_caught(native: &Report, n: u64) {
 /// pass through the dispatcher and run in the cache: a read interrupted by
 /// a signal must end with EINTR, or go on after the handler with
 /// SA_RESTART, as natively. Last, a read writes new code over the
-/// function, which must run as written: N multiplies.
+/// function, which must run as written: N multiplies. The same linked
+/// statically.
 #[test]
 fn system_calls_writing_into_a_page_of_code_return_as_natively() {
     let exe = build("native/kernel_writes.c", &["-O2"]);
@@ -2313,6 +2314,15 @@ fn system_calls_writing_into_a_page_of_code_return_as_natively() {
     // read), none for the program's own writes: the page is writable
     // again when it restores its code.
     assert_writes_caught(&native, 9);
+    // A static program's system calls go through the dispatcher with
+    // signals blocked around its work (not deferred): the same.
+    let exe = build("native/kernel_writes.c", &["-O2", "-static"]);
+    let run = count_with("native", &exe, &args, &[]);
+    assert_eq!(run.code, 0, "static: {}", run.stderr);
+    let r = run.report.expect("a report");
+    assert_eq!(r.0["complete"], true, "static: {:?}", r.warnings());
+    f.expect(&format!("kernel_writes {n}, static"), &r, &e);
+    assert_writes_caught(&r, 9);
     f.assert_none();
 }
 
