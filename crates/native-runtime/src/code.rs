@@ -399,6 +399,13 @@ impl Code {
         self.syscall_restore();
         special
     }
+    /// After a `syscall` in the cache: to `label` when it returned EFAULT
+    /// (`lea rcx, [rax + 14]; jrcxz`: the flags stay the program's; rcx,
+    /// which the call clobbered, is free).
+    pub fn on_efault(&mut self, label: u32) {
+        self.bytes(&[0x48, 0x8d, 0x48, libc::EFAULT as u8]); // lea rcx, [rax + EFAULT]
+        self.short_only(&[0xe3], Target::Label(label)); // jrcxz
+    }
     /// The program's flags, and its rax (the system call's number), from
     /// rcx after [`Code::syscall_check`].
     pub fn syscall_restore(&mut self) {

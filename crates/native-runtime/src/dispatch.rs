@@ -27,6 +27,7 @@ pub unsafe extern "C" fn fs_dispatch(
         // A call the dispatcher only checks (kernel_writes.rs), which then
         // runs in the cache, where a deferred signal lands before it.
         Exit::Syscall { native, .. } => *native != 0 && crate::kernel_writes::routed(ctx.rax),
+        Exit::Efault { .. } => true,
         _ => false,
     } && !hostfs::on();
     let masked = match exit {
@@ -85,6 +86,7 @@ fn dispatch(ctx: &mut Context, exit: &Exit, mut masked: Option<u64>) -> u64 {
                 None => syscall(ctx, *next, &mut masked),
             }
         }
+        Exit::Efault { next, native } => crate::kernel_writes::after_efault(ctx, *next, *native),
         Exit::Cpuid { next } => {
             crate::cpu::answer_cpuid(ctx);
             translator::lookup_or_translate(*next)

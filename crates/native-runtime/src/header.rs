@@ -12,6 +12,7 @@
 //! gs:[0xd8..0x900]     signals deferred while the dispatcher translates (signals.rs, `defer`)
 //! gs:[0x900..0x910]    where the program's SIGSEGV handler was last entered for a fault
 //! gs:[0x910]           the dispatcher leaves with a mask the program set
+//! gs:[0x918..0x928]    a system call run again after EFAULT (kernel_writes.rs)
 //! gs:[COUNTERS + 8*s]  counter slot s (block executions, active lanes, REP iterations)
 //! ```
 
@@ -21,6 +22,11 @@ pub const SAVE_RCX: i32 = 0x10;
 pub const SAVE_FLAGS: i32 = 0x18;
 pub const JUMP: i32 = 0x20;
 pub const REP_RCX: i32 = 0x28;
+/// A system call's number, kept across the call for its EFAULT check
+/// (kernel_writes.rs): the REP word, which no instruction between the two
+/// uses, and which a signal entry saves and restores as the other scratch
+/// words.
+pub const SYSCALL_NR: i32 = REP_RCX;
 pub const APP_RSP: i32 = 0x30;
 pub const DSTACK: i32 = 0x38;
 pub const XSAVE: i32 = 0x40;
@@ -79,6 +85,10 @@ pub const SEGV_RSP: i32 = 0x908;
 /// that lands there was held back by the program's mask, not the engine's
 /// (sampling.rs).
 pub const UNMASK_FOR_PROGRAM: i32 = 0x910;
+/// The copy of the system call last run again after EFAULT (kernel_writes.rs,
+/// `after_efault`), and how many times in a row.
+pub const EFAULT_RETRY: i32 = 0x918;
+pub const EFAULT_TRIES: i32 = 0x920;
 /// Header words copied when `gs` moves to another bank of the same thread.
 pub const KEPT: std::ops::Range<usize> = 0..0x78;
 

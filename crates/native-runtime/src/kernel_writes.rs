@@ -154,19 +154,61 @@ pub fn before_syscall(ctx: &Context, native: u64) -> Option<u64> {
     if !ON.load(Ordering::Acquire) {
         return None;
     }
-    let nr = ctx.rax as i64;
+    give_back(ctx.rax, ctx);
+    (routed(ctx.rax) && native != 0).then_some(native)
+}
+
+/// A system call run in the cache (gs:[SYSCALL_NR]) returned EFAULT. If
+/// the memory it was to write holds a page the engine protected after
+/// the dispatcher's check (another thread translated code there in
+/// between, and maybe a third gave it back since), the page is given back
+/// and the call runs again at its copy, `native`: with EFAULT, the kernel
+/// wrote nothing; threads that translate code on that page as fast as
+/// others write into it may make it take a few tries. Else (or after
+/// [`MAX_TRIES`] in a row there) the error is the program's, which goes on
+/// at `next`.
+pub fn after_efault(ctx: &mut Context, next: u64, native: u64) -> Result<u64, String> {
+    use crate::dispatch::{gs_word, set_gs_word};
+    use crate::header::{EFAULT_RETRY, EFAULT_TRIES, SYSCALL_NR};
+    let nr = gs_word(SYSCALL_NR);
+    if ON.load(Ordering::Acquire) && native != 0 {
+        let (_, watched) = give_back(nr, ctx);
+        let tries = if gs_word(EFAULT_RETRY) == native {
+            gs_word(EFAULT_TRIES) + 1
+        } else {
+            1
+        };
+        if watched && tries <= MAX_TRIES {
+            set_gs_word(EFAULT_RETRY, native);
+            set_gs_word(EFAULT_TRIES, tries);
+            ctx.rax = nr;
+            return Ok(native);
+        }
+    }
+    set_gs_word(EFAULT_RETRY, 0);
+    crate::translator::lookup_or_translate(next)
+}
+
+/// How many times in a row a system call runs again after EFAULT on
+/// memory that holds a page the engine may protect.
+const MAX_TRIES: u64 = 1000;
+
+/// Gives back the protected pages system call `nr`, its arguments in
+/// `ctx`, will write: whether there were any, and whether any page the
+/// engine may protect is there.
+fn give_back(nr: u64, ctx: &Context) -> (bool, bool) {
     let a = [ctx.rdi, ctx.rsi, ctx.rdx, ctx.r10, ctx.r8, ctx.r9];
     let mut out = Vec::new();
-    written(nr, a, &mut out);
+    written(nr as i64, a, &mut out);
     let (lo, hi) = (
         LOWEST.load(Ordering::Acquire),
         HIGHEST.load(Ordering::Acquire),
     );
     out.retain(|&(at, len)| at <= hi.saturating_add(4095) && at.saturating_add(len) > lo);
-    if !out.is_empty() {
-        crate::translator::kernel_writes(&out);
+    if out.is_empty() {
+        return (false, false);
     }
-    (routed(ctx.rax) && native != 0).then_some(native)
+    crate::translator::kernel_writes(&out)
 }
 
 /// Whether system call `nr` comes to the dispatcher only for this check:

@@ -44,6 +44,12 @@ pub enum Exit {
     /// the cache address of the instruction's copy in its block, where a
     /// call the dispatcher only checks runs (kernel_writes.rs); 0 if none.
     Syscall { next: u64, native: u64 },
+    /// A system call run in the cache returned EFAULT: the dispatcher checks
+    /// whether the memory it was to write holds a page the engine
+    /// protected meanwhile (kernel_writes.rs), and runs it again at
+    /// `native` (the Syscall exit's) if so; else the program goes on at
+    /// `next`. Its number is in gs:[SYSCALL_NR].
+    Efault { next: u64, native: u64 },
     /// A `cpuid` the dispatcher answers without the hidden features' bits
     /// (cpu.rs, `answer_cpuid`); the program continues at `next`.
     Cpuid { next: u64 },
@@ -573,9 +579,9 @@ pub struct Built {
     pub uncounted_state: bool,
     /// What the block holds, for attribution.
     pub profile: BlockProfile,
-    /// The exit descriptor of a block ending in a system call, whose
-    /// `native` address is set once the block is placed.
-    pub syscall_exit: Option<u64>,
+    /// The exit descriptors (`Syscall`, `Efault`) of a block ending in a
+    /// system call, whose `native` address is set once the block is placed.
+    pub syscall_exit: Option<(u64, u64)>,
 }
 
 /// Copies the program's instruction `i` of the block into `code`.
@@ -986,12 +992,18 @@ pub fn build(
             let native = code.label();
             code.place(native);
             code.resume = Some(native);
+            code.store_gs(header::SYSCALL_NR, code::RAX);
             copy(dec, dec.insns.len() - 1, &mut code);
+            let efault = code.label();
+            code.on_efault(efault);
             code.jmp(target(resolver, next)?);
+            code.place(efault);
+            let e = resolver.exit_desc(Exit::Efault { next, native: 0 });
+            code.exit(e, routines.enter);
             code.place(special);
             code.syscall_restore();
             let d = resolver.exit_desc(Exit::Syscall { next, native: 0 });
-            syscall_exit = Some(d);
+            syscall_exit = Some((d, e));
             code.exit(d, routines.enter);
         }
         End::Cpuid { next } => {

@@ -131,12 +131,18 @@ pub fn resume_elsewhere(at: &crate::cachemap::AtMark, pc: u64) -> Result<u64, St
 /// The kernel is about to write `(start, length)` ranges of the
 /// program's memory (kernel_writes.rs): their protected pages are given
 /// back, their translations invalidated.
-pub fn kernel_writes(ranges: &[(u64, u64)]) {
+/// Says whether any page was given back, and whether any page the engine
+/// may protect is there (`Translator::kernel_write`).
+pub fn kernel_writes(ranges: &[(u64, u64)]) -> (bool, bool) {
+    let (mut gave, mut watched) = (false, false);
     if let Some(t) = lock().as_mut() {
         for &(at, len) in ranges {
-            t.kernel_write(at, at.saturating_add(len));
+            let (g, w) = t.kernel_write(at, at.saturating_add(len));
+            gave |= g;
+            watched |= w;
         }
     }
+    (gave, watched)
 }
 
 /// The cache address of the instruction at `pc` translated alone (the
@@ -354,11 +360,15 @@ impl Translator {
             &mut self.patches,
         )?;
         debug_assert_eq!(at, start);
-        if let (Some(d), Some(off)) = (built.syscall_exit, self.patches.resume) {
-            // SAFETY: the descriptor was made for this block and is not
-            // shared until the block is returned.
-            if let Exit::Syscall { native, .. } = unsafe { &mut *(d as *mut Exit) } {
-                *native = at + u64::from(off);
+        if let (Some((d, e)), Some(off)) = (built.syscall_exit, self.patches.resume) {
+            for exit in [d, e] {
+                // SAFETY: the descriptors were made for this block and are
+                // not shared until the block is returned.
+                if let Exit::Syscall { native, .. } | Exit::Efault { native, .. } =
+                    unsafe { &mut *(exit as *mut Exit) }
+                {
+                    *native = at + u64::from(off);
+                }
             }
         }
         if crate::dispatch::debug() {
