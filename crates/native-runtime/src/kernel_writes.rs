@@ -20,6 +20,12 @@
 //! (`rt_sigaction`'s and `rt_sigprocmask`'s old values) are checked the
 //! same way before the dispatcher performs them.
 //!
+//! Between the check and the call, another thread may translate code on
+//! such a page and protect it again. Every system call in the cache is
+//! followed by a test of its result (`Code::on_efault`): an EFAULT goes
+//! back to the dispatcher ([`after_efault`]), which runs the call again
+//! when its memory holds a page the engine may protect.
+//!
 //! The memory each call writes is known from its arguments, and where they
 //! point to more (`readv`'s vectors, `recvmsg`'s header), from what they
 //! point to, read without faulting. Not covered: calls whose written
