@@ -164,15 +164,15 @@ pub fn before_syscall(ctx: &Context, native: u64) -> Option<u64> {
     (routed(ctx.rax) && native != 0).then_some(native)
 }
 
-/// A system call run in the cache (gs:[SYSCALL_NR]) returned EFAULT. If
-/// the memory it was to write holds a page the engine protected after
-/// the dispatcher's check (another thread translated code there in
-/// between, and maybe a third gave it back since), the page is given back
-/// and the call runs again at its copy, `native`: with EFAULT, the kernel
-/// wrote nothing; threads that translate code on that page as fast as
-/// others write into it may make it take a few tries. Else (or after
-/// [`MAX_TRIES`] in a row there) the error is the program's, which goes on
-/// at `next`.
+/// A system call run in the cache (its number in `gs:[SYSCALL_NR]`)
+/// returned EFAULT. If the memory it was to write holds a page the engine
+/// protected after the dispatcher's check (another thread translated code
+/// there in between, and maybe a third gave it back since), the page is
+/// given back and the call runs again at its copy, `native`: with EFAULT,
+/// the kernel wrote nothing; threads that translate code on that page as
+/// fast as others write into it may make it take a few tries. Else (or
+/// after [`MAX_TRIES`] in a row there) the error is the program's, which
+/// goes on at `next`.
 pub fn after_efault(ctx: &mut Context, next: u64, native: u64) -> Result<u64, String> {
     use crate::dispatch::{gs_word, set_gs_word};
     use crate::header::{EFAULT_RETRY, EFAULT_TRIES, SYSCALL_NR};

@@ -48,7 +48,7 @@ pub enum Exit {
     /// whether the memory it was to write holds a page the engine
     /// protected meanwhile (kernel_writes.rs), and runs it again at
     /// `native` (the Syscall exit's) if so; else the program goes on at
-    /// `next`. Its number is in gs:[SYSCALL_NR].
+    /// `next`. Its number is in `gs:[SYSCALL_NR]`.
     Efault { next: u64, native: u64 },
     /// A `cpuid` the dispatcher answers without the hidden features' bits
     /// (cpu.rs, `answer_cpuid`); the program continues at `next`.
