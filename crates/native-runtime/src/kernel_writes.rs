@@ -24,7 +24,12 @@
 //! such a page and protect it again. Every system call in the cache is
 //! followed by a test of its result (`Code::on_efault`): an EFAULT goes
 //! back to the dispatcher ([`after_efault`]), which runs the call again
-//! when its memory holds a page the engine may protect.
+//! when its memory holds a page the engine may protect. For most calls an
+//! EFAULT means nothing was done; a few did their work before failing to
+//! copy the result out (`accept` took the connection, `wait4` reaped the
+//! child), and running them again differs from the one native run. Only
+//! that race, which needs code and the call's memory on one page and
+//! another thread translating there, reaches it.
 //!
 //! The memory each call writes is known from its arguments, and where they
 //! point to more (`readv`'s vectors, `recvmsg`'s header), from what they
