@@ -183,7 +183,7 @@ pub fn after_efault(ctx: &mut Context, next: u64, native: u64) -> Result<u64, St
     use crate::header::{EFAULT_RETRY, EFAULT_TRIES, SYSCALL_NR};
     let nr = gs_word(SYSCALL_NR);
     if ON.load(Ordering::Acquire) && native != 0 {
-        let (_, watched) = give_back(nr, ctx);
+        let watched = give_back(nr, ctx);
         let tries = if gs_word(EFAULT_RETRY) == native {
             gs_word(EFAULT_TRIES) + 1
         } else {
@@ -205,9 +205,9 @@ pub fn after_efault(ctx: &mut Context, next: u64, native: u64) -> Result<u64, St
 const MAX_TRIES: u64 = 1000;
 
 /// Gives back the protected pages system call `nr`, its arguments in
-/// `ctx`, will write: whether there were any, and whether any page the
-/// engine may protect is there.
-fn give_back(nr: u64, ctx: &Context) -> (bool, bool) {
+/// `ctx`, will write; says whether that memory holds any page the engine
+/// may protect.
+fn give_back(nr: u64, ctx: &Context) -> bool {
     let a = [ctx.rdi, ctx.rsi, ctx.rdx, ctx.r10, ctx.r8, ctx.r9];
     let mut out = Vec::new();
     written(nr as i64, a, &mut out);
@@ -216,10 +216,7 @@ fn give_back(nr: u64, ctx: &Context) -> (bool, bool) {
         HIGHEST.load(Ordering::Acquire),
     );
     out.retain(|&(at, len)| at <= hi.saturating_add(4095) && at.saturating_add(len) > lo);
-    if out.is_empty() {
-        return (false, false);
-    }
-    crate::translator::kernel_writes(&out)
+    !out.is_empty() && crate::translator::kernel_writes(&out)
 }
 
 /// Whether system call `nr` comes to the dispatcher only for this check:

@@ -131,18 +131,16 @@ pub fn resume_elsewhere(at: &crate::cachemap::AtMark, pc: u64) -> Result<u64, St
 /// The kernel is about to write `(start, length)` ranges of the
 /// program's memory (kernel_writes.rs): their protected pages are given
 /// back, their translations invalidated.
-/// Says whether any page was given back, and whether any page the engine
-/// may protect is there (`Translator::kernel_write`).
-pub fn kernel_writes(ranges: &[(u64, u64)]) -> (bool, bool) {
-    let (mut gave, mut watched) = (false, false);
+/// Says whether any page the engine may protect is there
+/// (`Translator::kernel_write`).
+pub fn kernel_writes(ranges: &[(u64, u64)]) -> bool {
+    let mut watched = false;
     if let Some(t) = lock().as_mut() {
         for &(at, len) in ranges {
-            let (g, w) = t.kernel_write(at, at.saturating_add(len));
-            gave |= g;
-            watched |= w;
+            watched |= t.kernel_write(at, at.saturating_add(len));
         }
     }
-    (gave, watched)
+    watched
 }
 
 /// The cache address of the instruction at `pc` translated alone (the

@@ -279,10 +279,9 @@ impl Translator {
 
     /// The kernel will write `lo..hi` for the program: the pages of it the
     /// engine protected are given back as if the program wrote them. Says
-    /// whether there were any, and whether the range holds any page code
-    /// was translated from that the engine may protect (given back now or
-    /// before).
-    pub fn kernel_write(&mut self, lo: u64, hi: u64) -> (bool, bool) {
+    /// whether the range holds any page the engine may protect (given back
+    /// now or before).
+    pub fn kernel_write(&mut self, lo: u64, hi: u64) -> bool {
         let lo = lo & !(PAGE - 1);
         let watched = self.watch.protected.range(lo..hi).next().is_some();
         let mut pages: Vec<u64> = self
@@ -296,7 +295,7 @@ impl Translator {
         for &p in &pages {
             self.write_fault(p);
         }
-        (!pages.is_empty(), watched || !pages.is_empty())
+        watched || !pages.is_empty()
     }
 
     /// A write faulted at `addr`: true when it hit a page the engine
