@@ -2253,14 +2253,7 @@ fn both_engines_exactly(
 ) -> Report {
     let mut reports = Vec::new();
     for engine in ["emulate", "native"] {
-        let run = count_with(engine, exe, args, &[]);
-        assert_eq!(
-            run.code, 0,
-            "{what} under {engine}: exit {}, {}",
-            run.code, run.stderr
-        );
-        let r = run.report.expect("a report");
-        assert_eq!(r.0["complete"], true, "{engine}: {:?}", r.warnings());
+        let r = count_ok_with(engine, exe, args, &[]);
         assert!(r.warnings().is_empty(), "{engine}: {:?}", r.warnings());
         f.expect(&format!("{what} under {engine}"), &r, e);
         reports.push(r);
@@ -2317,10 +2310,7 @@ fn system_calls_writing_into_a_page_of_code_return_as_natively() {
     // A static program's system calls go through the dispatcher with
     // signals blocked around its work (not deferred): the same.
     let exe = build("native/kernel_writes.c", &["-O2", "-static"]);
-    let run = count_with("native", &exe, &args, &[]);
-    assert_eq!(run.code, 0, "static: {}", run.stderr);
-    let r = run.report.expect("a report");
-    assert_eq!(r.0["complete"], true, "static: {:?}", r.warnings());
+    let r = count_ok_with("native", &exe, &args, &[]);
     f.expect(&format!("kernel_writes {n}, static"), &r, &e);
     assert_writes_caught(&r, 9);
     f.assert_none();
@@ -2339,11 +2329,8 @@ fn system_calls_writing_into_a_page_of_code_return_as_natively() {
 fn reads_into_pages_other_threads_run_code_from_succeed() {
     let exe = build("native/kernel_writes_threads.c", &["-O2", "-pthread"]);
     let n = 20_000u64;
-    let run = count_with("native", &exe, &[n.to_string()], &[]);
     // Exit 11 or 12: a read failed (its result and errno on stderr).
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let r = run.report.expect("a report");
-    assert_eq!(r.0["complete"], true, "{:?}", r.warnings());
+    let r = count_ok_with("native", &exe, &[n.to_string()], &[]);
     assert!(r.warnings().is_empty(), "{:?}", r.warnings());
     let e = Expect::new()
         .insn("fp64", 64, 1, "add", 4 * n, 1)

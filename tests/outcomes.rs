@@ -128,10 +128,10 @@ fn a_deep_recursion_under_an_unlimited_stack_runs_as_it_does_alone() {
 /// the program at the first such jump ("the program jumped to
 /// 0x8000000000000000, where no code is mapped", exit 125) where natively
 /// the handler ran; it now lets the processor raise the fault the program
-/// would get: the program's output (si_code
-/// and si_addr included) is the program's alone, its FLOP are N multiplies
-/// and N adds a jump, and the report is complete; without a handler the
-/// program dies of SIGSEGV after its first N steps, with a partial report.
+/// would get: the program's output (si_code and si_addr included) is the
+/// program's alone, its FLOP are N multiplies and N adds a jump, and the
+/// report is complete; without a handler the program dies of SIGSEGV after
+/// its first N steps, with a partial report.
 /// (QEMU reports the non-canonical jump as an unmapped one: the emulate
 /// engine's output is not compared, its counts are.)
 #[test]

@@ -283,14 +283,13 @@ impl Translator {
     /// now or before).
     pub fn kernel_write(&mut self, lo: u64, hi: u64) -> bool {
         let lo = lo & !(PAGE - 1);
-        let watched = self.watch.protected.range(lo..hi).next().is_some();
-        let mut pages: Vec<u64> = self
-            .watch
-            .protected
-            .range(lo..hi)
-            .filter(|(_, on)| **on)
-            .map(|(p, _)| *p)
-            .collect();
+        let (mut watched, mut pages) = (false, Vec::new());
+        for (&p, &on) in self.watch.protected.range(lo..hi) {
+            watched = true;
+            if on {
+                pages.push(p);
+            }
+        }
         pages.extend(self.watch.aliases.range(lo..hi).map(|(q, _)| *q));
         for &p in &pages {
             self.write_fault(p);
