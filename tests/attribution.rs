@@ -178,11 +178,21 @@ fn functions_loops_and_lines_of_known_counts_are_exact() {
             }
             let outer = loop_at(&r, "where.c", line_of("where.c", "LOOP nested outer"));
             let inner = loop_at(&r, "where.c", line_of("where.c", "LOOP nested inner"));
-            if let (Some((o, _)), Some((_, i))) = (outer, inner) {
+            if let (Some((o, ol)), Some((_, i))) = (outer, inner) {
                 if i["parent"] != o {
                     bad.push(format!(
                         "{what}: the inner loop's parent is {}, expected {o}",
                         i["parent"]
+                    ));
+                }
+                // Every FLOP of the nest is the inner loop's own: none is
+                // the outer loop's alone.
+                let own = |l: &Value| l["self_counts"]["flop"]["total"].as_u64();
+                if (own(ol), own(i)) != (Some(0), Some(16 * n * reps)) {
+                    bad.push(format!(
+                        "{what}: the nest's own FLOP (outer, inner): {:?}, expected (0, {})",
+                        (own(ol), own(i)),
+                        16 * n * reps
                     ));
                 }
             }

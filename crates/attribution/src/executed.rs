@@ -189,6 +189,8 @@ impl Executed {
             })
         };
         let mut items = Vec::with_capacity(done.iter().map(|(_, i)| i.len()).sum());
+        out.blocks
+            .reserve_exact(done.iter().map(|(b, _)| b.len()).sum());
         for (blocks, chunk_items) in done {
             let base = u32::try_from(items.len()).expect("fewer than 2^32 items a process");
             out.blocks.extend(blocks.into_iter().map(|mut b| {
@@ -330,7 +332,9 @@ fn blocks_of(
     range: std::ops::Range<usize>,
     at: &Tables,
 ) -> (Vec<ExecBlock>, Vec<Item>) {
-    let mut blocks = Vec::new();
+    // At most a block a record: reserved whole (untouched memory costs
+    // nothing), not grown by copying into fresh pages.
+    let mut blocks = Vec::with_capacity(range.len());
     let mut items = Vec::new();
     let mut scratch = Vec::new();
     // Dynamic-access instructions are recorded just before the block that

@@ -582,7 +582,13 @@ fn find_loops(
         let (nodes, blocks): (Vec<Node>, Vec<Vec<usize>>) = group.into_values().unzip();
         let found = loops::find(&nodes, entry);
         let base = out.len();
-        for l in &found {
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); found.len()];
+        for (o, l) in found.iter().enumerate() {
+            if let Some(p) = l.parent {
+                children[p].push(o);
+            }
+        }
+        for (li, l) in found.iter().enumerate() {
             let mut counts_of = |nodes_in: &mut dyn Iterator<Item = usize>| {
                 let mut c = Counts::default();
                 for n in nodes_in {
@@ -599,10 +605,12 @@ fn find_loops(
                 }
                 c
             };
-            let nested: BTreeSet<usize> = found
+            // The nodes of the loops nested in `l`: its children's (natural
+            // loops with different headers are disjoint or nested, so a
+            // deeper loop lies inside a child).
+            let nested: BTreeSet<usize> = children[li]
                 .iter()
-                .filter(|o| *o != l && l.body.contains(&o.header))
-                .flat_map(|o| o.body.iter().copied())
+                .flat_map(|&o| found[o].body.iter().copied())
                 .collect();
             let counts = counts_of(&mut l.body.iter().copied());
             let self_counts = counts_of(&mut l.body.difference(&nested).copied());
