@@ -104,10 +104,7 @@ pub fn attach(report: &mut Report, counters: &Path, samples: Option<&Samples>) -
         for _ in 0..threads.min(children.len()) {
             started::help(s, child_work);
         }
-        let mut job = main.unwrap_or_default();
-        for a in children.iter().flatten() {
-            job.add(a);
-        }
+        let job = Attribution::job(main, &children);
         // On a thread of its own, as the attribution was: the memory its
         // threads freed is reused, not asked of the system (and zeroed) again.
         let job_rows = started::start(s, move || job.rows(samples));

@@ -196,6 +196,55 @@ impl Attribution {
         self.add_loops(o.loops.into_iter().map(Cow::Owned));
     }
 
+    /// The job's attribution: `main`'s and each of `children`'s (still
+    /// needed: their own rows are made meanwhile) summed, loops listed in
+    /// that order. The largest one is copied whole and the others added to
+    /// it (a compiler's cc1, added key by key to its driver's few functions,
+    /// took a tenth of the time after the run).
+    pub fn job(main: Option<Attribution>, children: &[Option<Attribution>]) -> Attribution {
+        let size = |a: &Attribution| a.functions.len() + a.lines.len() + a.at.len();
+        let main_size = main.as_ref().map_or(0, size);
+        let largest = children
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| Some((i, size(a.as_ref()?))))
+            .max_by_key(|&(_, s)| s)
+            .filter(|&(_, s)| s > main_size);
+        let Some((big, _)) = largest else {
+            let mut job = main.unwrap_or_default();
+            for a in children.iter().flatten() {
+                job.add(a);
+            }
+            return job;
+        };
+        // Sums do not depend on the order; the loops' list and the first
+        // chain kept for a sampled address (`at`, a few entries) do: both
+        // are made in the job's order.
+        let copied = children[big].as_ref().expect("the largest child's");
+        let mut job = Attribution {
+            functions: copied.functions.clone(),
+            lines: copied.lines.clone(),
+            calls: copied.calls.clone(),
+            ..Default::default()
+        };
+        if let Some(m) = main {
+            job.merge(m);
+        }
+        for (i, a) in children.iter().enumerate() {
+            match a {
+                Some(a) if i == big => {
+                    for (k, f) in &a.at {
+                        job.at.entry(k.clone()).or_insert_with(|| f.clone());
+                    }
+                    job.add_loops(a.loops.iter().map(Cow::Borrowed));
+                }
+                Some(a) => job.add(a),
+                None => {}
+            }
+        }
+        job
+    }
+
     /// [`Attribution::merge`] of an attribution still needed (a child
     /// process's, whose own rows are made meanwhile).
     pub fn add(&mut self, o: &Attribution) {
