@@ -422,7 +422,13 @@ fn exec_block(
             if own.is_some() {
                 continue;
             }
-            if let Some(first) = dynamic.remove(&i.pc) {
+            // (Nearly always none: the map's hashing skipped.)
+            let dynamic_first = if dynamic.is_empty() {
+                None
+            } else {
+                dynamic.remove(&i.pc)
+            };
+            if let Some(first) = dynamic_first {
                 for k in 0..DYNAMIC_COUNTERS {
                     let accesses = run(first + k);
                     if accesses == 0 {
