@@ -105,7 +105,7 @@ pub fn summary_of(ev: &Evaluation) -> Summary {
             .flop
             .iter()
             .filter(|(k, _)| k.contains('.'))
-            .filter_map(|(k, m)| Some((k.to_string().into(), m.count()?)))
+            .filter_map(|(k, m)| Some((k.to_string(), m.count()?)))
             .collect(),
         instructions: ev.info.get("instructions").and_then(Metric::count),
         ..Default::default()

@@ -40,7 +40,6 @@ use crate::error::SdeError;
 use crate::mask::{row_precision, FmaDetail, FpDetail, MaskProfile, MaskThread, SummaryRow};
 use crate::mix::{FunctionHistogram, Histogram, Image, MixFile};
 use crate::summary::{masked_counts, summarize_in, MaskInput};
-use flopscope_model::report::Key;
 use flopscope_model::{
     ByteTotals, FlopTotals, FpInstructionRow, FunctionRow, Intensity, MemAccesses, Precision,
     Summary,
@@ -420,7 +419,7 @@ fn conform(s: &mut Summary, totals: &Summary) {
 /// bytes and instructions only when every row has them. Saturating: a sum
 /// past 64 bits exceeds the totals, which [`remainder`] reports.
 fn sum_rows(rows: &[FunctionRow]) -> Summary {
-    fn add_map(into: &mut BTreeMap<Key, u64>, from: &BTreeMap<Key, u64>) {
+    fn add_map(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
         for (k, v) in from {
             let slot = into.entry(k.clone()).or_default();
             *slot = slot.saturating_add(*v);
@@ -495,7 +494,10 @@ fn row_key(r: &FpInstructionRow) -> RowKey {
 /// than `t`. A split the totals do not have (FLOP by op or by width), or
 /// that the listed functions do not all have (by width), is left out.
 fn remainder(t: &Summary, l: &Summary) -> Option<Summary> {
-    fn sub_map(t: &BTreeMap<Key, u64>, l: &BTreeMap<Key, u64>) -> Option<BTreeMap<Key, u64>> {
+    fn sub_map(
+        t: &BTreeMap<String, u64>,
+        l: &BTreeMap<String, u64>,
+    ) -> Option<BTreeMap<String, u64>> {
         let mut out = t.clone();
         for (k, b) in l {
             let a = out.get(k).copied().unwrap_or(0);

@@ -51,7 +51,6 @@ use crate::error::SdeError;
 use crate::iform::{fp_histogram_name, Encoding, FmaForm};
 use crate::mask::{row_precision, MaskThread};
 use crate::mix::Histogram;
-use flopscope_model::report::Key;
 use flopscope_model::{
     width_key, ByteTotals, FlopOp, FlopTotals, FpInstructionRow, FpKey, MemAccesses, OpClass,
     Precision, Summary,
@@ -119,7 +118,7 @@ struct Counters {
     masked: BTreeMap<(Precision, u32), u128>,
     /// Precisions SDE printed at least one elements counter for.
     counted: BTreeSet<Precision>,
-    fp_elements: BTreeMap<Key, u64>,
+    fp_elements: BTreeMap<String, u64>,
     mem_read: BTreeMap<u32, u64>,
     mem_write: BTreeMap<u32, u64>,
     instructions: Option<u64>,
@@ -132,8 +131,7 @@ fn read_counters(h: &Histogram, file: &str, notes: &mut Vec<String>) -> Result<C
     for (name, row) in &h.counters {
         let count = u128::from(row.count);
         if name.starts_with("*elements_fp_") {
-            c.fp_elements
-                .insert(name[1..].to_string().into(), row.count);
+            c.fp_elements.insert(name[1..].to_string(), row.count);
             match decoded(name) {
                 Some((p, lanes, masked)) => {
                     c.counted.insert(p);
@@ -552,7 +550,7 @@ pub(crate) fn summarize_in(
 fn assemble(rows: Rows, c: &Counters, file: &str, line: usize) -> Result<Summary, SdeError> {
     let mut by_precision: BTreeMap<Precision, u128> = BTreeMap::new();
     let mut by_op: BTreeMap<FlopOp, u128> = BTreeMap::new();
-    let mut by_width: BTreeMap<Key, u128> = BTreeMap::new();
+    let mut by_width: BTreeMap<String, u128> = BTreeMap::new();
     let mut fp_instructions = Vec::new();
     for (key, (count, flop)) in rows.0 {
         *by_precision.entry(key.precision).or_default() += flop;
@@ -595,7 +593,7 @@ fn assemble(rows: Rows, c: &Counters, file: &str, line: usize) -> Result<Summary
     let mut flop_by_op = BTreeMap::new();
     for op in FlopOp::ALL {
         let v = by_op.get(&op).copied().unwrap_or(0);
-        flop_by_op.insert(Key::Borrowed(op.key()), fit(v, file, line, "FLOP")?);
+        flop_by_op.insert(op.key().to_string(), fit(v, file, line, "FLOP")?);
     }
     let mut flop_by_width = BTreeMap::new();
     for (k, v) in by_width {
@@ -654,7 +652,7 @@ fn bytes(
     let hist = |m: &BTreeMap<u32, u64>| {
         m.iter()
             .filter(|(_, n)| **n > 0)
-            .map(|(s, n)| (flopscope_model::report::size_key(*s), *n))
+            .map(|(s, n)| (s.to_string(), *n))
             .collect()
     };
     Ok((

@@ -126,7 +126,7 @@ fn flop_by_width_adds_up_to_the_total() {
         .summary
         .flop_by_width
         .iter()
-        .map(|(k, v)| (&**k, *v))
+        .map(|(k, v)| (k.as_str(), *v))
         .collect();
     assert_eq!(
         w,

@@ -44,7 +44,7 @@ fn masked_flop_comes_from_the_mask_profile() {
     let t1 = thread(&r, 1);
     assert_eq!(
         t1.flop_by_width.iter().collect::<Vec<_>>(),
-        [(&"fp64.512".into(), &37_000)]
+        [(&"fp64.512".to_string(), &37_000)]
     );
 }
 
@@ -138,7 +138,7 @@ fn without_the_profile_masked_flop_is_left_out_and_said() {
         .summary
         .flop_by_width
         .iter()
-        .map(|(k, v)| (&**k, *v))
+        .map(|(k, v)| (k.as_str(), *v))
         .collect();
     assert_eq!(
         w,

@@ -15,7 +15,7 @@ fn bytes_are_size_times_count_over_every_size() {
     let b = r.summary.bytes.unwrap();
     assert_eq!((b.read, b.written), (207_340, 81_650));
     let m = r.summary.mem_accesses.as_ref().unwrap();
-    let read: Vec<(&str, u64)> = m.read.iter().map(|(k, v)| (&**k, *v)).collect();
+    let read: Vec<(&str, u64)> = m.read.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     let mut read = read;
     read.sort_by_key(|(k, _)| k.parse::<u32>().unwrap());
     assert_eq!(

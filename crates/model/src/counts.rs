@@ -139,14 +139,14 @@ impl Counts {
     /// SDE-style `elements_fp_<precision>_<lanes>[_masked]` counters: the number
     /// of executed FP instructions of each precision and element count (FMA = 1
     /// instruction, like SDE). x87 has no such counter.
-    pub fn fp_elements(&self) -> BTreeMap<crate::report::Key, u64> {
+    pub fn fp_elements(&self) -> BTreeMap<String, u64> {
         let mut out = BTreeMap::new();
         for (key, t) in &self.fp_instructions {
             let Some(word) = key.precision.sde_word() else {
                 continue;
             };
             let suffix = if key.masked { "_masked" } else { "" };
-            *out.entry(format!("elements_fp_{word}_{}{suffix}", key.lanes).into())
+            *out.entry(format!("elements_fp_{word}_{}{suffix}", key.lanes))
                 .or_default() += t.count;
         }
         out

@@ -40,7 +40,7 @@
 use crate::attribution::{FunctionRow, Inclusive, LineRow, LoopRow, Sampling};
 use crate::matching::{loop_keys, FunctionKey, LineKey};
 use crate::report::{
-    ByteTotals, ExitStatus, FpInstructionRow, Intensity, Key, MemAccesses, Region, Report, Summary,
+    ByteTotals, ExitStatus, FpInstructionRow, Intensity, MemAccesses, Region, Report, Summary,
 };
 use crate::units::{gflops, Flop, Seconds};
 use crate::vocab::Precision;
@@ -241,10 +241,10 @@ fn add_summary(a: &mut Summary, b: &Summary, label: &str) -> Result<()> {
         };
         a.flop.set(p, v);
     }
-    let keep_map = |x: &BTreeMap<Key, u64>,
-                    y: &BTreeMap<Key, u64>,
+    let keep_map = |x: &BTreeMap<String, u64>,
+                    y: &BTreeMap<String, u64>,
                     what: &str|
-     -> Result<BTreeMap<Key, u64>> {
+     -> Result<BTreeMap<String, u64>> {
         let mut out = BTreeMap::new();
         for k in x.keys().chain(y.keys()) {
             let v = add(
@@ -258,7 +258,7 @@ fn add_summary(a: &mut Summary, b: &Summary, label: &str) -> Result<()> {
         Ok(out)
     };
     // FLOP by operation: known only when both sides split their FLOP.
-    let by_op_known = |flop: u64, by_op: &BTreeMap<Key, u64>| flop == 0 || !by_op.is_empty();
+    let by_op_known = |flop: u64, by_op: &BTreeMap<String, u64>| flop == 0 || !by_op.is_empty();
     a.flop_by_op = if by_op_known(a_flop, &a.flop_by_op) && by_op_known(b.flop.total, &b.flop_by_op)
     {
         keep_map(&a.flop_by_op, &b.flop_by_op, "flop_by_op")?

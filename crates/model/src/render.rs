@@ -1,7 +1,7 @@
 //! Human and spreadsheet renderings of a [`Report`]: the table the CLI prints
 //! and a CSV of the same numbers.
 
-use crate::report::{Key, MemAccesses, Region, Report, Summary};
+use crate::report::{MemAccesses, Region, Report, Summary};
 use crate::vocab::Precision;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -114,7 +114,7 @@ fn summary_lines(out: &mut String, s: &Summary) {
         let _ = writeln!(out, "Bytes written {:>20}", thousands(b.written));
     }
     if let Some(m) = &s.mem_accesses {
-        let hist = |h: &BTreeMap<Key, u64>| {
+        let hist = |h: &BTreeMap<String, u64>| {
             MemAccesses::by_size(h)
                 .iter()
                 .map(|(size, n)| format!("{size}B x {}", thousands(*n)))

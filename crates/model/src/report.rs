@@ -100,21 +100,16 @@ impl ByteTotals {
     }
 }
 
-/// A key of the summaries' maps (`flop_by_op`, `flop_by_width`,
-/// `fp_elements`, `mem_accesses`): the usual ones are static text, read
-/// ones owned.
-pub type Key = std::borrow::Cow<'static, str>;
-
 /// SDE-style access-size histograms: size in bytes (as a string key) -> accesses.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemAccesses {
-    pub read: BTreeMap<Key, u64>,
-    pub write: BTreeMap<Key, u64>,
+    pub read: BTreeMap<String, u64>,
+    pub write: BTreeMap<String, u64>,
 }
 
 impl MemAccesses {
     /// One histogram as (size in bytes, accesses), smallest size first.
-    pub fn by_size(h: &BTreeMap<Key, u64>) -> Vec<(u64, u64)> {
+    pub fn by_size(h: &BTreeMap<String, u64>) -> Vec<(u64, u64)> {
         let mut v: Vec<(u64, u64)> = h
             .iter()
             .filter_map(|(k, n)| Some((k.parse().ok()?, *n)))
@@ -149,12 +144,12 @@ pub struct Summary {
     pub flop: FlopTotals,
     /// FLOP by category; absent where the engine cannot tell.
     #[serde(default)]
-    pub flop_by_op: BTreeMap<Key, u64>,
+    pub flop_by_op: BTreeMap<String, u64>,
     /// FLOP by precision and width: `fp64.256`, `fp32.scalar`, ... (FMA = 2).
     #[serde(default)]
-    pub flop_by_width: BTreeMap<Key, u64>,
+    pub flop_by_width: BTreeMap<String, u64>,
     #[serde(default)]
-    pub fp_elements: BTreeMap<Key, u64>,
+    pub fp_elements: BTreeMap<String, u64>,
     #[serde(default)]
     pub fp_instructions: Vec<FpInstructionRow>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -199,7 +194,7 @@ impl Summary {
         }
         let flop_by_op = FlopOp::ALL
             .iter()
-            .map(|op| (Key::Borrowed(op.key()), c.flop_by_op(*op).0))
+            .map(|op| (op.key().to_string(), c.flop_by_op(*op).0))
             .collect();
         let fp_instructions = c
             .fp_instructions
@@ -224,7 +219,7 @@ impl Summary {
         let hist = |m: &BTreeMap<u32, u64>| {
             m.iter()
                 .filter(|(_, n)| **n > 0)
-                .map(|(s, n)| (size_key(*s), *n))
+                .map(|(s, n)| (s.to_string(), *n))
                 .collect()
         };
         Summary {
@@ -258,42 +253,11 @@ impl Summary {
 
 /// The `flop_by_width` key of a kind of instruction: `fp64.scalar` for
 /// one-lane forms, else `fp64.<width_bits>`.
-pub fn width_key(precision: Precision, lanes: u32, width_bits: u32) -> Key {
-    // The usual keys without an allocation each (a report of 50,000 rows
-    // summarizes some 100,000 times).
-    const WIDTHS: [u32; 4] = [64, 128, 256, 512];
-    const KEYS: [[&str; 5]; 4] = [
-        ["fp64.scalar", "fp64.64", "fp64.128", "fp64.256", "fp64.512"],
-        ["fp32.scalar", "fp32.64", "fp32.128", "fp32.256", "fp32.512"],
-        ["fp16.scalar", "fp16.64", "fp16.128", "fp16.256", "fp16.512"],
-        ["bf16.scalar", "bf16.64", "bf16.128", "bf16.256", "bf16.512"],
-    ];
-    let p = Precision::ALL.iter().position(|&q| q == precision);
-    let w = if lanes == 1 {
-        Some(0)
+pub fn width_key(precision: Precision, lanes: u32, width_bits: u32) -> String {
+    if lanes == 1 {
+        format!("{}.scalar", precision.key())
     } else {
-        WIDTHS.iter().position(|&w| w == width_bits).map(|i| i + 1)
-    };
-    match (p.and_then(|p| KEYS.get(p)), w) {
-        (Some(keys), Some(w)) => Key::Borrowed(keys[w]),
-        _ if lanes == 1 => Key::Owned(format!("{}.scalar", precision.key())),
-        _ => Key::Owned(format!("{}.{width_bits}", precision.key())),
-    }
-}
-
-/// An access size's histogram key (`"8"`), the usual ones without an
-/// allocation.
-pub fn size_key(bytes: u32) -> Key {
-    const SIZES: [&str; 65] = [
-        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16",
-        "17", "18", "19", "20", "21", "22", "23", "24", "25", "26", "27", "28", "29", "30", "31",
-        "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42", "43", "44", "45", "46",
-        "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57", "58", "59", "60", "61",
-        "62", "63", "64",
-    ];
-    match SIZES.get(bytes as usize) {
-        Some(k) => Key::Borrowed(k),
-        None => Key::Owned(bytes.to_string()),
+        format!("{}.{width_bits}", precision.key())
     }
 }
 
@@ -599,36 +563,10 @@ mod tests {
             ]
         );
         let mut h = BTreeMap::new();
-        h.insert("16".into(), 2);
-        h.insert("8".into(), 5);
-        h.insert("1".into(), 7);
+        h.insert("16".to_string(), 2);
+        h.insert("8".to_string(), 5);
+        h.insert("1".to_string(), 7);
         assert_eq!(MemAccesses::by_size(&h), vec![(1, 7), (8, 5), (16, 2)]);
-    }
-
-    /// The keys kept as static text read as those made by formatting.
-    #[test]
-    fn width_and_size_keys_read_as_formatted() {
-        for p in Precision::ALL {
-            for (lanes, width) in [
-                (1, 64),
-                (2, 128),
-                (4, 256),
-                (8, 512),
-                (3, 96),
-                (2, 64),
-                (32, 1024),
-            ] {
-                let want = if lanes == 1 {
-                    format!("{}.scalar", p.key())
-                } else {
-                    format!("{}.{width}", p.key())
-                };
-                assert_eq!(width_key(p, lanes, width), want);
-            }
-        }
-        for bytes in [0, 1, 8, 10, 16, 64, 65, 512, 4096] {
-            assert_eq!(size_key(bytes), bytes.to_string());
-        }
     }
     use crate::counts::FpKey;
     use crate::vocab::OpClass;

@@ -334,7 +334,7 @@ mod tests {
             f.inlined_into.push(format!("caller{k}"));
             f.summary
                 .flop_by_width
-                .insert(format!("fp64.{}", 64 << k).into(), k as u64);
+                .insert(format!("fp64.{}", 64 << k), k as u64);
         }
         f
     }

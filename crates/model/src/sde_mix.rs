@@ -36,7 +36,7 @@
 //! `*mem-write-<size>`; bytes the histogram does not hold (an engine that
 //! counts bytes without sizes) go under size 1, with a comment.
 
-use crate::report::{Key, Report, Summary};
+use crate::report::{Report, Summary};
 use crate::vocab::{OpClass, Precision};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -199,7 +199,7 @@ fn counter(out: &mut String, name: &str, count: u64) {
 
 /// Access-size histogram rows of one direction, with the bytes it misses.
 fn access_rows(
-    hist: Option<&BTreeMap<Key, u64>>,
+    hist: Option<&BTreeMap<String, u64>>,
     bytes: Option<u64>,
 ) -> (BTreeMap<u64, u64>, Option<String>) {
     let mut rows: BTreeMap<u64, u64> = BTreeMap::new();

@@ -304,7 +304,7 @@ fn mix(out: &mut String, s: &Summary) {
         );
     }
     if let Some(m) = &s.mem_accesses {
-        let hist = |h: &BTreeMap<flopscope_model::report::Key, u64>| {
+        let hist = |h: &BTreeMap<String, u64>| {
             MemAccesses::by_size(h)
                 .iter()
                 .map(|(size, n)| format!("{size} B &times; {}", thousands(*n)))
