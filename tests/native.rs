@@ -2456,3 +2456,61 @@ fn a_call_crossing_a_page_boundary_counts_once_under_both_engines() {
     }
     f.assert_none();
 }
+
+/// A program built with gprof's `-pg`: its start files call
+/// `__gmon_start__`, and so did the runtime's own (the C start files' hook,
+/// a weak name that resolved to the program's, which a program linked with
+/// a library that refers to it exports): the profiling began in the
+/// runtime's initializer, before the take-over, with a SIGPROF handler
+/// installed natively that then ran out of the cache, uncounted, and
+/// recorded cache addresses, which gprof drops: the program's profile held
+/// no time (and `__monstartup`'s 2 FLOP were missing). Now the program
+/// starts its profiling itself, in the cache: both engines count the same
+/// FLOP, `work` its 3 n reps exactly, and the profile the program writes
+/// holds time in `work`, as natively.
+#[test]
+fn a_gprof_profiled_program_keeps_its_profile_and_is_counted_whole() {
+    // Linked with libm, which refers to `__gmon_start__` (as libstdc++ and
+    // libgfortran do): the program exports its own for such libraries, and
+    // only then did the runtime's call reach it.
+    let flags = ["-O2", "-pg", "-fno-math-errno", "-Wl,--no-as-needed", "-lm"];
+    let exe = build("native/gprof.c", &flags);
+    let (n, reps) = (1_000_000u64, 100u64);
+    let args = [n.to_string(), reps.to_string()];
+    let mut reports = Vec::new();
+    for engine in ["emulate", "native"] {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("gmon");
+        let prefix = prefix.to_str().unwrap();
+        let r = count_ok_with(engine, &exe, &args, &[("GMON_OUT_PREFIX", prefix)]);
+        let work = r.function("work").map(|f| f["flop"]["total"].clone());
+        assert_eq!(
+            work,
+            Some(Value::from(3 * n * reps)),
+            "{engine}: work's FLOP"
+        );
+        assert!(
+            r.function("__monstartup").is_some(),
+            "{engine}: gprof's start-up not counted"
+        );
+        let pid = r.0["pid"].as_u64().expect("the report's pid");
+        let gmon = format!("{prefix}.{pid}");
+        let flat = std::process::Command::new("gprof")
+            .args(["-b", "-p"])
+            .arg(&exe)
+            .arg(&gmon)
+            .output()
+            .expect("gprof (binutils)");
+        let flat = String::from_utf8_lossy(&flat.stdout);
+        assert!(
+            flat.lines().any(|l| l.ends_with(" work")) && !flat.contains("no time accumulated"),
+            "{engine}: the program's profile {gmon}:\n{flat}"
+        );
+        reports.push(r);
+    }
+    let differ: Vec<&str> = FLOP_KEYS
+        .into_iter()
+        .filter(|k| reports[0].0[k] != reports[1].0[k])
+        .collect();
+    assert!(differ.is_empty(), "emulate and native differ in {differ:?}");
+}

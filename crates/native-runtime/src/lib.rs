@@ -110,6 +110,23 @@ fs_init_stub:
     takeover = sym fs_takeover,
 );
 
+// The C start files' `_init` calls `__gmon_start__` when that name resolves
+// (gprof's hook). Left undefined here, it resolved to the program's own when
+// the program was built with `-pg`: its profiling started in this library's
+// initializer, before the take-over, and the SIGPROF handler it installed
+// ran natively, uncounted, sampling cache addresses that gprof dropped (its
+// profile held no time). A hidden definition binds this library's call to
+// a no-op; the program's own `_init` starts its profiling, in the cache.
+#[cfg(feature = "preload")]
+std::arch::global_asm!(
+    ".text",
+    ".globl __gmon_start__",
+    ".hidden __gmon_start__",
+    ".type __gmon_start__,@function",
+    "__gmon_start__:",
+    "ret",
+);
+
 /// The environment variable naming the counter file; without it the
 /// library does nothing.
 pub const OUT_ENV: &str = "FLOPSCOPE_NATIVE_OUT";
