@@ -2508,9 +2508,6 @@ fn a_gprof_profiled_program_keeps_its_profile_and_is_counted_whole() {
         );
         reports.push(r);
     }
-    let differ: Vec<&str> = FLOP_KEYS
-        .into_iter()
-        .filter(|k| reports[0].0[k] != reports[1].0[k])
-        .collect();
-    assert!(differ.is_empty(), "emulate and native differ in {differ:?}");
+    let differ = differences("gprof", &reports[0], &reports[1], false);
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
