@@ -422,7 +422,8 @@ fn exec_block(
             if own.is_some() {
                 continue;
             }
-            // (Nearly always none: the map's hashing skipped.)
+            // Instructions with run-time accesses are rare: an empty map
+            // is not hashed into for every instruction.
             let dynamic_first = if dynamic.is_empty() {
                 None
             } else {

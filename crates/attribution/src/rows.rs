@@ -199,8 +199,9 @@ impl Attribution {
     /// The job's attribution: `main`'s and each of `children`'s (still
     /// needed: their own rows are made meanwhile) summed, loops listed in
     /// that order. The largest one is copied whole and the others added to
-    /// it (a compiler's cc1, added key by key to its driver's few functions,
-    /// took a tenth of the time after the run).
+    /// it: gcc's cc1, added key by key to its driver's few functions, took
+    /// 7% of flopscope's time after the run (string keys compared per
+    /// function, line and call).
     pub fn job(main: Option<Attribution>, children: &[Option<Attribution>]) -> Attribution {
         let size = |a: &Attribution| a.functions.len() + a.lines.len() + a.at.len();
         let main_size = main.as_ref().map_or(0, size);
