@@ -2,9 +2,12 @@
 //! hands its path to the CLI, which embeds it: `cargo install --path
 //! crates/flopscope` then yields one self-contained tool.
 //!
-//! Cargo cannot yet depend on a cdylib artifact, so this runs a nested cargo
-//! with its own target directory (no lock shared with the outer build).
+//! Also the native engine's runtime and the sampler, loaded into counted
+//! programs. Cargo cannot yet depend on a cdylib artifact: each is a nested
+//! cargo build with its own target directory (crates/preload-build, which
+//! the tests of those libraries build them with too).
 
+use flopscope_preload_build as preload_build;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -31,7 +34,7 @@ fn main() {
     let target_dir = std::env::var_os("FLOPSCOPE_PLUGIN_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| out_dir.join("plugin-target"));
-    let so = build_cdylib(
+    let so = preload_build::cdylib(
         &plugin_dir,
         &target_dir,
         &[],
@@ -43,24 +46,19 @@ fn main() {
     // The native engine's runtime: same nested build, with its preload
     // feature (its own allocator and the take-over constructor), and its
     // unwinder linked in (libgcc_eh) rather than loaded (libgcc_s): every
-    // counted program loads the library, and libgcc_s's constructor alone
-    // costs tens of microseconds of CPUID in a virtual machine.
-    let rt = build_cdylib(
+    // counted program loads the library.
+    let rt = preload_build::preload(
         &runtime_dir,
         &target_dir,
-        &["--features", "preload"],
-        &static_unwinder(),
         "libflopscope_native_runtime.so",
         "the native runtime",
     );
     embed("NATIVE_RUNTIME", &rt);
     // The sampler (time per function of the native timed run): loaded into
     // the program too, so built the same way.
-    let sampler = build_cdylib(
+    let sampler = preload_build::preload(
         &sampler_dir,
         &target_dir,
-        &["--features", "preload"],
-        &static_unwinder(),
         "libflopscope_sampler.so",
         "the sampler",
     );
@@ -68,80 +66,6 @@ fn main() {
     build_exec_shim(&plugin_dir.join("shim/exec_shim.c"), &out_dir);
     build_static_host(&runtime_dir.join("host/static_host.c"), &out_dir);
     build_likwid_markers(&manifest_dir.join("../markers"), &out_dir);
-}
-
-/// rustc arguments linking the C compiler's static unwinder (libgcc_eh.a)
-/// into a library, so that it needs no libgcc_s.so; none when the compiler
-/// has no such archive (the library then loads libgcc_s as usual).
-fn static_unwinder() -> Vec<String> {
-    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
-    let Ok(out) = Command::new(&cc)
-        .arg("-print-file-name=libgcc_eh.a")
-        .output()
-    else {
-        return Vec::new();
-    };
-    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    match path.parent() {
-        Some(dir) if path.is_absolute() && path.is_file() => vec![
-            "-L".into(),
-            dir.display().to_string(),
-            "-l".into(),
-            "static:+whole-archive=gcc_eh".into(),
-        ],
-        _ => Vec::new(),
-    }
-}
-
-/// Builds the cdylib of the crate in `dir` in release mode, in `target_dir`;
-/// `rustc_args` go to the library's own compilation only.
-fn build_cdylib(
-    dir: &std::path::Path,
-    target_dir: &std::path::Path,
-    extra: &[&str],
-    rustc_args: &[String],
-    file: &str,
-    what: &str,
-) -> PathBuf {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    if rustc_args.is_empty() {
-        cmd.arg("build").arg("--lib");
-    } else {
-        cmd.args(["rustc", "--lib", "--crate-type", "cdylib"]);
-    }
-    cmd.arg("--release")
-        .args(extra)
-        .arg("--manifest-path")
-        .arg(dir.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(target_dir)
-        // The outer build's flags (coverage, sanitizers) are not the library's.
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_BUILD_TARGET_DIR")
-        // Loaded into every counted run: keep it small (no debug info); a
-        // panic must not unwind into the program.
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-        .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")
-        .env("CARGO_PROFILE_RELEASE_PANIC", "abort");
-    if !rustc_args.is_empty() {
-        cmd.arg("--").args(rustc_args);
-    }
-    let status = cmd.status().expect("cargo runs");
-    assert!(
-        status.success(),
-        "building {what} ({}) failed",
-        dir.display()
-    );
-    let so = target_dir.join("release").join(file);
-    assert!(
-        so.is_file(),
-        "{what} was built but {} is missing",
-        so.display()
-    );
-    so
 }
 
 /// Hands a built file to the CLI: its path and a content key for the cache

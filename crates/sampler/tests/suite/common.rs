@@ -6,46 +6,18 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The preload library, built once per test run the way the CLI builds it
-/// (crates/flopscope/build.rs: release, panic=abort, no debug info, the C
+/// (crates/preload-build: release, panic=abort, no debug info, the C
 /// compiler's static unwinder linked in when it has one), in a target
 /// directory of its own so that it never waits on the outer build's lock.
 pub fn preload_lib() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sampler-preload");
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["rustc", "--lib", "--crate-type", "cdylib", "--release"])
-            .args(["--features", "preload", "--manifest-path"])
-            .arg(&manifest)
-            .arg("--target-dir")
-            .arg(&target)
-            .env_remove("RUSTFLAGS")
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("CARGO_BUILD_TARGET_DIR")
-            .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-            .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")
-            .env("CARGO_PROFILE_RELEASE_PANIC", "abort");
-        let gcc_eh = Command::new("gcc")
-            .arg("-print-file-name=libgcc_eh.a")
-            .output()
-            .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
-            .ok()
-            .filter(|p| p.is_absolute() && p.is_file());
-        if let Some(dir) = gcc_eh.as_deref().and_then(Path::parent) {
-            cmd.arg("--").arg("-L").arg(dir);
-            cmd.args(["-l", "static:+whole-archive=gcc_eh"]);
-        }
-        let out = cmd.output().expect("cargo runs");
-        assert!(
-            out.status.success(),
-            "building the preload library failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let so = target.join("release/libflopscope_sampler.so");
-        assert!(so.is_file(), "{} missing after the build", so.display());
-        so
+        flopscope_preload_build::preload(
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+            &Path::new(env!("CARGO_TARGET_TMPDIR")).join("sampler-preload"),
+            "libflopscope_sampler.so",
+            "the sampler",
+        )
     })
 }
 
