@@ -4,6 +4,7 @@
 
 use crate::units::{Bytes, Flop};
 use crate::vocab::{FlopOp, OpClass, Precision};
+use crate::tally_map::TallyMap;
 use std::collections::BTreeMap;
 
 /// One kind of floating-point instruction: the key of `fp_instructions` rows.
@@ -54,22 +55,20 @@ pub struct Counts {
     /// Every executed instruction.
     pub instructions: u64,
     /// Executed floating-point instructions by kind, with their FLOP.
-    pub fp_instructions: BTreeMap<FpKey, FpTally>,
+    pub fp_instructions: TallyMap<FpKey, FpTally>,
     /// FLOP by precision and category (FMA = 2).
-    pub flop: BTreeMap<(Precision, FlopOp), u64>,
+    pub flop: TallyMap<(Precision, FlopOp), u64>,
     /// Data memory reads: access size in bytes -> number of accesses.
-    pub mem_read: BTreeMap<u32, u64>,
+    pub mem_read: TallyMap<u32, u64>,
     /// Data memory writes: access size in bytes -> number of accesses.
-    pub mem_write: BTreeMap<u32, u64>,
+    pub mem_write: TallyMap<u32, u64>,
 }
 
-fn add_map<K: Ord + Copy>(into: &mut BTreeMap<K, u64>, from: &BTreeMap<K, u64>) {
-    for (k, v) in from {
-        *into.entry(*k).or_default() += v;
-    }
+fn add_u64(a: &mut u64, b: &u64) {
+    *a += b;
 }
 
-fn weighted_sum(map: &BTreeMap<u32, u64>) -> u64 {
+fn weighted_sum(map: &TallyMap<u32, u64>) -> u64 {
     map.iter().map(|(size, n)| u64::from(*size) * n).sum()
 }
 
@@ -77,12 +76,11 @@ impl Counts {
     /// Adds another tally into this one.
     pub fn merge(&mut self, other: &Counts) {
         self.instructions += other.instructions;
-        for (k, t) in &other.fp_instructions {
-            self.fp_instructions.entry(*k).or_default().add(*t);
-        }
-        add_map(&mut self.flop, &other.flop);
-        add_map(&mut self.mem_read, &other.mem_read);
-        add_map(&mut self.mem_write, &other.mem_write);
+        self.fp_instructions
+            .merge_with(&other.fp_instructions, |a, b| a.add(*b));
+        self.flop.merge_with(&other.flop, add_u64);
+        self.mem_read.merge_with(&other.mem_read, add_u64);
+        self.mem_write.merge_with(&other.mem_write, add_u64);
     }
 
     /// Adds `count` executions of `key` that performed `flop` FLOP in all,

@@ -216,7 +216,7 @@ impl Summary {
                 .entry(width_key(k.precision, k.lanes, k.width_bits))
                 .or_default() += t.flop;
         }
-        let hist = |m: &BTreeMap<u32, u64>| {
+        let hist = |m: &crate::TallyMap<u32, u64>| {
             m.iter()
                 .filter(|(_, n)| **n > 0)
                 .map(|(s, n)| (s.to_string(), *n))
