@@ -2,9 +2,9 @@
 //! Everything in a report's summary is derived from them, so two engines that
 //! agree on `Counts` agree on every number printed.
 
+use crate::tally_map::TallyMap;
 use crate::units::{Bytes, Flop};
 use crate::vocab::{FlopOp, OpClass, Precision};
-use crate::tally_map::TallyMap;
 use std::collections::BTreeMap;
 
 /// One kind of floating-point instruction: the key of `fp_instructions` rows.

@@ -43,7 +43,6 @@ pub mod vocab;
 pub use attribution::{FunctionRow, Inclusive, LineRow, LoopRow, Sampling};
 pub use ceilings::{BandwidthCeiling, Ceilings, ComputeCeiling};
 pub use counts::{Counts, FpKey, FpTally};
-pub use tally_map::TallyMap;
 pub use engine::{Engine, EngineError};
 pub use io::{write_atomic, write_atomic_with, IoError};
 pub use machine_record::MachineRecord;
@@ -51,5 +50,6 @@ pub use report::{
     width_key, ByteTotals, ExitStatus, FlopTotals, FpInstructionRow, Intensity, MemAccesses,
     PeakRef, RankInfo, Region, Report, Summary, ThreadRow, WidthRow, SCHEMA,
 };
+pub use tally_map::TallyMap;
 pub use units::{gflops, intensity, Bytes, Flop, Seconds};
 pub use vocab::{FlopOp, OpClass, Precision};

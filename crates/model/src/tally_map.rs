@@ -280,10 +280,7 @@ mod tests {
         }
         t.retain(|k, v| !(*k + *v as u32).is_multiple_of(3));
         b.retain(|k, v| !(*k + *v as u32).is_multiple_of(3));
-        assert_eq!(
-            t.iter().collect::<Vec<_>>(),
-            b.iter().collect::<Vec<_>>()
-        );
+        assert_eq!(t.iter().collect::<Vec<_>>(), b.iter().collect::<Vec<_>>());
         assert_eq!(t.len(), b.len());
         assert_eq!(t.get(&7), b.get(&7));
         assert_eq!(t.contains_key(&108), b.contains_key(&108));
