@@ -153,7 +153,7 @@ impl<'a> Places<'a> {
             symbolizer,
             sites: Vec::new(),
             places: Vec::with_capacity(addresses),
-            cache: FxHashMap::with_capacity_and_hasher(addresses, Default::default()),
+            cache: FxHashMap::default(),
             names: HashMap::new(),
             recent: Vec::new(),
             last_map: None,
@@ -187,32 +187,37 @@ impl<'a> Places<'a> {
 
     /// The number of the place of `pc` under the mappings of `snapshot`
     /// (for [`Places::get`]): held where several places are needed at once.
+    ///
+    /// An address in the last look-up's span is placed without hashing
+    /// (most instructions of code without line tables: a compiler's, an
+    /// interpreter's, LLVM's), even if it was placed before: it then has
+    /// two numbers for one place. Only looked-up addresses are kept by
+    /// address, so that each is asked of the symbolizer once.
     pub fn index(&mut self, snapshot: usize, pc: u64) -> u32 {
+        let i = u32::try_from(self.places.len()).expect("fewer than 2^32 executed addresses");
+        if let Some(s) = &self.span {
+            if s.snapshot == snapshot && (s.from..s.until).contains(&pc) {
+                let offset = pc - s.map_start + s.file_offset;
+                self.places.push((s.site, offset));
+                return i;
+            }
+        }
         let key = (snapshot, pc);
         if let Some(&i) = self.cache.get(&key) {
             return i;
         }
-        let i = u32::try_from(self.places.len()).expect("fewer than 2^32 executed addresses");
-        match &self.span {
-            Some(s) if s.snapshot == snapshot && (s.from..s.until).contains(&pc) => {
-                let offset = pc - s.map_start + s.file_offset;
-                self.places.push((s.site, offset));
-            }
-            _ => {
-                let (site, offset, span) = self.look_up(snapshot, pc);
-                let at = u32::try_from(self.sites.len()).expect("fewer than 2^32 sites");
-                self.sites.push(site);
-                self.places.push((at, offset));
-                self.span = span.map(|(until, map_start, file_offset)| Span {
-                    snapshot,
-                    from: pc,
-                    until,
-                    site: at,
-                    map_start,
-                    file_offset,
-                });
-            }
-        }
+        let (site, offset, span) = self.look_up(snapshot, pc);
+        let at = u32::try_from(self.sites.len()).expect("fewer than 2^32 sites");
+        self.sites.push(site);
+        self.places.push((at, offset));
+        self.span = span.map(|(until, map_start, file_offset)| Span {
+            snapshot,
+            from: pc,
+            until,
+            site: at,
+            map_start,
+            file_offset,
+        });
         self.cache.insert(key, i);
         i
     }
