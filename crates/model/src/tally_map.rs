@@ -6,14 +6,14 @@
 //! function of a run: millions of them for a compiler's run. A `BTreeMap`
 //! allocates a node for eleven entries even for one, and its clones and
 //! merges walk nodes; here a tally is one allocation of its own size, and
-//! merging two walks both in order. The interface is `BTreeMap`'s, as far
+//! merging two adds one into the other, key by key. The interface is `BTreeMap`'s, as far
 //! as tallies use it: sorted iteration, `entry(..).or_default()`, `insert`,
 //! `get`, `retain`, indexing.
 
 use std::borrow::Borrow;
 
 /// A map kept as a vector of entries sorted by key (see the module).
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct TallyMap<K, V> {
     items: Vec<(K, V)>,
 }
@@ -48,10 +48,6 @@ impl<'a, K, V> Entry<'a, K, V> {
             }
         };
         &mut self.items[i].1
-    }
-
-    pub fn or_insert(self, v: V) -> &'a mut V {
-        self.or_insert_with(|| v)
     }
 
     pub fn or_default(self) -> &'a mut V
@@ -103,24 +99,8 @@ impl<K: Ord, V> TallyMap<K, V> {
         self.find(key).ok().map(|i| &self.items[i].1)
     }
 
-    pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
-        self.find(key).ok().map(|i| &mut self.items[i].1)
-    }
-
-    pub fn contains_key<Q>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
-        self.find(key).is_ok()
-    }
-
     /// Adds every entry of `other` into this map's, with `add` where both
-    /// have the key: one pass over both, in key order.
+    /// have the key: each of `other`'s keys searched for once.
     pub fn merge_with(&mut self, other: &TallyMap<K, V>, add: impl Fn(&mut V, &V))
     where
         K: Clone,
@@ -133,38 +113,19 @@ impl<K: Ord, V> TallyMap<K, V> {
             self.items.clone_from(&other.items);
             return;
         }
-        // Keys of `other` that this map holds already are added in place;
-        // only new keys need the merged vector.
-        if other.items.iter().all(|(k, _)| self.find(k).is_ok()) {
-            for (k, v) in &other.items {
-                if let Ok(i) = self.find(k) {
-                    add(&mut self.items[i].1, v);
-                }
-            }
-            return;
-        }
-        let mut out = Vec::with_capacity(self.items.len() + other.items.len());
-        let mut mine = std::mem::take(&mut self.items).into_iter().peekable();
-        let mut theirs = other.items.iter().peekable();
-        loop {
-            match (mine.peek(), theirs.peek()) {
-                (Some((a, _)), Some((b, _))) => match a.cmp(b) {
-                    std::cmp::Ordering::Less => out.push(mine.next().expect("peeked")),
-                    std::cmp::Ordering::Greater => {
-                        out.push(theirs.next().expect("peeked").clone());
-                    }
-                    std::cmp::Ordering::Equal => {
-                        let (k, mut v) = mine.next().expect("peeked");
-                        add(&mut v, &theirs.next().expect("peeked").1);
-                        out.push((k, v));
-                    }
-                },
-                (Some(_), None) => out.push(mine.next().expect("peeked")),
-                (None, Some(_)) => out.push(theirs.next().expect("peeked").clone()),
-                (None, None) => break,
+        // Keys this map holds are added in place, the others appended and
+        // the whole sorted again (a handful of entries).
+        let mut new = Vec::new();
+        for (k, v) in &other.items {
+            match self.find(k) {
+                Ok(i) => add(&mut self.items[i].1, v),
+                Err(_) => new.push((k.clone(), v.clone())),
             }
         }
-        self.items = out;
+        if !new.is_empty() {
+            self.items.extend(new);
+            self.items.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        }
     }
 }
 
@@ -182,29 +143,13 @@ impl<K, V> TallyMap<K, V> {
         self.items.iter().map(|(k, v)| (k, v))
     }
 
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
-        self.items.iter_mut().map(|(k, v)| (&*k, v))
-    }
-
-    pub fn keys(&self) -> impl Iterator<Item = &K> {
-        self.items.iter().map(|(k, _)| k)
-    }
-
     pub fn values(&self) -> impl Iterator<Item = &V> {
         self.items.iter().map(|(_, v)| v)
-    }
-
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
-        self.items.iter_mut().map(|(_, v)| v)
     }
 
     /// Keeps the entries for which `keep` holds.
     pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
         self.items.retain_mut(|(k, v)| keep(k, v));
-    }
-
-    pub fn clear(&mut self) {
-        self.items.clear();
     }
 }
 
@@ -283,7 +228,6 @@ mod tests {
         assert_eq!(t.iter().collect::<Vec<_>>(), b.iter().collect::<Vec<_>>());
         assert_eq!(t.len(), b.len());
         assert_eq!(t.get(&7), b.get(&7));
-        assert_eq!(t.contains_key(&108), b.contains_key(&108));
         let again: TallyMap<u32, u64> = b.clone().into_iter().collect();
         assert_eq!(again, t);
         assert_eq!(format!("{t:?}"), format!("{b:?}"));
